@@ -1,0 +1,26 @@
+"""lazyarr: lazy NumPy-style arrays, optimized as a whole, run on Numba or Dask.
+
+>>> import lazyarr as la
+>>> x = la.arange(10, chunks=4)
+>>> float((x * 2).sum())
+90.0
+"""
+
+from lazyarr import config
+from lazyarr._array import LazyArray
+from lazyarr.namespace.creation import *  # noqa: F403
+from lazyarr.namespace.dtypes import *  # noqa: F403
+from lazyarr.namespace.elementwise import *  # noqa: F403
+from lazyarr.namespace.indexing import *  # noqa: F403
+from lazyarr.namespace.linalg import *  # noqa: F403
+from lazyarr.namespace.manipulation import *  # noqa: F403
+from lazyarr.namespace.reductions import *  # noqa: F403
+from lazyarr.namespace.searching import *  # noqa: F403
+from lazyarr.namespace.sets import *  # noqa: F403
+from lazyarr.namespace.sorting import *  # noqa: F403
+from lazyarr.namespace.statistics import *  # noqa: F403
+from lazyarr.namespace.compute import *  # noqa: F403
+from lazyarr import fft, linalg, random  # noqa: E402  (submodule namespaces)
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"

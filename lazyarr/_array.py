@@ -1,0 +1,566 @@
+"""``LazyArray``: the user-facing lazy array.
+
+A thin, mutable handle on an immutable :class:`~lazyarr.graph.Expr`.
+Methods build new expressions through ``graph.ops`` (errors surface here,
+when the expression is written) and computing goes through ``api``.
+``__setitem__`` and in-place operators rebind the handle's expression.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from lazyarr import api
+from lazyarr._convert import as_expr, as_operand, chunks_for
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import elementwise, reduce
+from lazyarr.graph.ops import indexing as ix
+from lazyarr.graph.ops import linalg as lin
+from lazyarr.graph.ops import manipulation as manip
+from lazyarr.graph.ops import rechunk as rechunk_op
+from lazyarr.graph.ops import statistics as stats
+from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+
+__all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
+
+# numpy function -> lazyarr implementation, filled by the namespace modules.
+HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+# ufunc.reduce methods that map onto our reductions
+_UFUNC_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "minimum": "min",
+    "maximum": "max",
+    "logical_or": "any",
+    "logical_and": "all",
+    "fmin": "nanmin",
+    "fmax": "nanmax",
+}
+
+
+def wrap(expr: Expr) -> LazyArray:
+    """A new lazy array for ``expr``."""
+    arr = LazyArray.__new__(LazyArray)
+    arr._expr = expr
+    return arr
+
+
+def _format_bytes(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    return f"{n} B"  # pragma: no cover
+
+
+def _binary(func: str, reflected: bool = False) -> Callable[[LazyArray, Any], Any]:
+    def method(self: LazyArray, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        a, b = (as_operand(other), self._expr) if reflected else (self._expr, as_operand(other))
+        return wrap(elementwise(func, a, b))
+
+    method.__name__ = f"__{'r' if reflected else ''}{func}__"
+    method.__doc__ = f"Elementwise ``numpy.{func}``, lazily."
+    return method
+
+
+def _inplace(func: str) -> Callable[[LazyArray, Any], Any]:
+    def method(self: LazyArray, other: Any) -> LazyArray:
+        if not _is_operand(other):
+            return NotImplemented
+        result = elementwise(func, self._expr, as_operand(other))
+        if result.shape != self.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self.shape} doesn't match "
+                f"the broadcast shape {result.shape}"
+            )
+        if result.dtype != self.dtype:
+            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+                raise np._core._exceptions._UFuncOutputCastingError(
+                    getattr(np, func), "same_kind", result.dtype, self.dtype, 0
+                )
+            result = elementwise("astype", result, dtype=self.dtype)
+        self._expr = result
+        return self
+
+    method.__name__ = f"__i{func}__"
+    return method
+
+
+def _unary(func: str) -> Callable[[LazyArray], LazyArray]:
+    def method(self: LazyArray) -> LazyArray:
+        return wrap(elementwise(func, self._expr))
+
+    method.__name__ = f"__{func}__"
+    return method
+
+
+def _is_operand(value: Any) -> bool:
+    return isinstance(value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex))
+
+
+class LazyArray:
+    """A lazy, chunked N-d array: nothing runs until ``.compute()``."""
+
+    __array_priority__ = 20
+    _expr: Expr
+
+    def __init__(self, data: Any, chunks: Any = "auto") -> None:
+        self._expr = as_expr(data, chunks)
+
+    # -- facts ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._expr.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._expr.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._expr.ndim
+
+    @property
+    def size(self) -> int:
+        return self._expr.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._expr.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self._expr.dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[tuple[int, ...], ...]:
+        return self._expr.chunks
+
+    @property
+    def chunksize(self) -> tuple[int, ...]:
+        return tuple(max(c) for c in self._expr.chunks)
+
+    @property
+    def numblocks(self) -> tuple[int, ...]:
+        return self._expr.numblocks
+
+    @property
+    def npartitions(self) -> int:
+        return int(np.prod(self.numblocks, dtype=np.int64))
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def key(self) -> str:
+        """The structural key: equal expressions have equal keys."""
+        return self._expr.key
+
+    @property
+    def T(self) -> LazyArray:
+        if self.ndim > 2:
+            raise ValueError(f"x.T requires x to have at most 2 dimensions, got {self.ndim}")
+        return self.transpose()
+
+    @property
+    def mT(self) -> LazyArray:
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def real(self) -> LazyArray:
+        return wrap(elementwise("real", self._expr))
+
+    @property
+    def imag(self) -> LazyArray:
+        return wrap(elementwise("imag", self._expr))
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> LazyArray:
+        if device not in ("cpu", None):
+            raise ValueError(f"lazyarr arrays live on 'cpu', not {device!r}")
+        return self
+
+    # -- computing -----------------------------------------------------------
+    def compute(self, executor: str | None = None, **options: Any) -> np.ndarray:
+        """The values as a NumPy array (``executor`` overrides the config)."""
+        (result,) = api.compute_exprs([self._expr], executor=executor, **options)
+        return result
+
+    def persist(self, executor: str | None = None, **options: Any) -> LazyArray:
+        """A lazy array backed by computed blocks, kept where they were computed."""
+        (expr,) = api.persist_exprs([self._expr], executor=executor, **options)
+        return wrap(expr)
+
+    def rechunk(self, chunks: Any = "auto") -> LazyArray:
+        """The same values on another block grid."""
+        return wrap(rechunk_op(self._expr, chunks_for(chunks, self.shape, self.dtype)))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("a lazy array cannot be converted to NumPy without computing (copy=False)")
+        out = self.compute()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _scalar(self, kind: type) -> Any:
+        if self.size != 1:
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        if self.ndim > 0:
+            warnings.warn(
+                "Conversion of an array with ndim > 0 to a scalar is deprecated, and will error "
+                "in future. Ensure you extract a single element from your array before "
+                "performing this operation. (Deprecated NumPy 1.25.)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        return kind(self.compute().reshape(()))
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        return bool(self.compute().reshape(()))
+
+    def __int__(self) -> int:
+        return self._scalar(int)
+
+    def __float__(self) -> float:
+        return self._scalar(float)
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
+
+    def __index__(self) -> int:
+        if self.ndim != 0 or self.dtype.kind not in "iub":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return operator.index(self.compute()[()])
+
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.compute().item()
+
+    def tolist(self) -> Any:
+        return self.compute().tolist()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[LazyArray]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    # -- NumPy protocols -----------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if kwargs.get("out") is not None:
+            return NotImplemented
+        if any(not _is_operand(x) for x in inputs):
+            return NotImplemented
+        if method == "__call__" and ufunc.nout == 1 and ufunc.__name__ in ELEMENTWISE_FUNCS:
+            return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
+        if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
+            axis = kwargs.pop("axis", 0)
+            keepdims = kwargs.pop("keepdims", False)
+            dtype = kwargs.pop("dtype", None)
+            if kwargs:
+                return NotImplemented
+            return wrap(reduce(_UFUNC_REDUCE[ufunc.__name__], as_expr(inputs[0]), axis, keepdims, dtype))
+        return NotImplemented
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        impl = HANDLED_FUNCTIONS.get(func)
+        if impl is None:
+            raise TypeError(
+                f"lazyarr does not implement numpy.{func.__name__} for lazy arrays; "
+                f"call .compute() (or np.asarray) first to use NumPy's version"
+            )
+        return impl(*args, **kwargs)
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}")
+        import lazyarr
+
+        return lazyarr
+
+    # -- representation -------------------------------------------------------
+    def _summary(self) -> dict[str, Any]:
+        from lazyarr.graph import build
+
+        return {
+            "op": self._expr.op.label(),
+            "shape": self.shape,
+            "dtype": str(self.dtype),
+            "chunksize": self.chunksize,
+            "blocks": self.npartitions,
+            "ops": build([self._expr]).number_of_nodes(),
+            "nbytes": _format_bytes(self.nbytes),
+        }
+
+    def __repr__(self) -> str:
+        s = self._summary()
+        return (
+            f"lazyarr.array<{s['op']}, shape={s['shape']}, dtype={s['dtype']}, "
+            f"chunksize={s['chunksize']}, blocks={s['blocks']}, ops={s['ops']}, {s['nbytes']}>"
+        )
+
+    def _repr_html_(self) -> str:
+        s = self._summary()
+        chunk_bytes = _format_bytes(int(np.prod(s["chunksize"], dtype=np.int64)) * self.itemsize)
+        rows = [
+            ("Shape", f"{s['shape']}", f"{s['chunksize']}"),
+            ("Bytes", s["nbytes"], chunk_bytes),
+            ("Blocks", f"{s['blocks']} ({' × '.join(map(str, self.numblocks)) or '1'})", ""),
+            ("Ops", f"{s['ops']} (last: {s['op']})", ""),
+            ("Type", s["dtype"], "numpy.ndarray"),
+        ]
+        body = "".join(
+            f"<tr><th style='text-align:left'>{a}</th><td>{b}</td><td>{c}</td></tr>"
+            for a, b, c in rows
+        )
+        return (
+            "<table class='lazyarr-repr'><thead><tr><td></td><th>Array</th><th>Block</th>"
+            f"</tr></thead><tbody>{body}</tbody></table>"
+        )
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    # -- methods ------------------------------------------------------------------
+    def astype(self, dtype: Any, *, copy: bool = True, casting: str = "unsafe") -> LazyArray:
+        dtype = np.dtype(dtype)
+        if not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(
+                f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
+                f"{casting!r}"
+            )
+        if dtype == self.dtype and not copy:
+            return self
+        return wrap(elementwise("astype", self._expr, dtype=dtype))
+
+    def copy(self) -> LazyArray:
+        return wrap(self._expr)
+
+    def conj(self) -> LazyArray:
+        return wrap(elementwise("conjugate", self._expr))
+
+    conjugate = conj
+
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
+        if order != "C":
+            raise NotImplementedError("lazyarr reshapes in C order only")
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        return wrap(manip.reshape(self._expr, tuple(shape)))
+
+    def transpose(self, *axes: Any) -> LazyArray:
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+            axes = axes[0]
+        return wrap(manip.permute_dims(self._expr, tuple(axes) if axes else None))
+
+    def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
+        return wrap(manip.swapaxes(self._expr, axis1, axis2))
+
+    def squeeze(self, axis: Any = None) -> LazyArray:
+        return wrap(manip.squeeze(self._expr, axis))
+
+    def flatten(self) -> LazyArray:
+        return self.reshape(-1)
+
+    def ravel(self) -> LazyArray:
+        return self.reshape(-1)
+
+    def _reduce(self, func: str, axis: Any, keepdims: bool, dtype: Any = None, ddof: float = 0):
+        return wrap(reduce(func, self._expr, axis, keepdims, dtype, ddof))
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("sum", axis, keepdims, dtype)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("prod", axis, keepdims, dtype)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("mean", axis, keepdims, dtype)
+
+    def var(self, axis: Any = None, dtype: Any = None, ddof: float = 0, keepdims: bool = False):
+        return self._reduce("var", axis, keepdims, dtype, ddof)
+
+    def std(self, axis: Any = None, dtype: Any = None, ddof: float = 0, keepdims: bool = False):
+        return self._reduce("std", axis, keepdims, dtype, ddof)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("min", axis, keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("max", axis, keepdims)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("argmin", axis, keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("argmax", axis, keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("any", axis, keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return self._reduce("all", axis, keepdims)
+
+    def cumsum(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+        return wrap(stats.cumulative("sum", self._expr, axis, dtype))
+
+    def cumprod(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+        return wrap(stats.cumulative("prod", self._expr, axis, dtype))
+
+    def round(self, decimals: int = 0) -> LazyArray:
+        return wrap(elementwise("round", self._expr, decimals=decimals))
+
+    def clip(self, min: Any = None, max: Any = None) -> LazyArray:
+        if min is None and max is None:
+            raise ValueError("One of max or min must be given")
+        return wrap(elementwise("clip", self._expr, _clip_bound(min), _clip_bound(max)))
+
+    def dot(self, other: Any) -> LazyArray:
+        b = as_expr(other)
+        if self.ndim == 0 or b.ndim == 0:
+            return wrap(elementwise("multiply", self._expr, b))
+        if self.ndim <= 2 and b.ndim <= 2:
+            return wrap(lin.matmul(self._expr, b))
+        return wrap(lin.tensordot(self._expr, b, ((self.ndim - 1,), (max(b.ndim - 2, 0),))))
+
+    # -- indexing -----------------------------------------------------------
+    def __getitem__(self, index: Any) -> LazyArray:
+        return wrap(ix.getitem(self._expr, _concrete_index(index)))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        value = as_operand(value)
+        self._expr = ix.setitem(self._expr, _concrete_index(index), value)
+
+    # -- operators ------------------------------------------------------------
+    __add__ = _binary("add")
+    __radd__ = _binary("add", True)
+    __sub__ = _binary("subtract")
+    __rsub__ = _binary("subtract", True)
+    __mul__ = _binary("multiply")
+    __rmul__ = _binary("multiply", True)
+    __truediv__ = _binary("true_divide")
+    __rtruediv__ = _binary("true_divide", True)
+    __floordiv__ = _binary("floor_divide")
+    __rfloordiv__ = _binary("floor_divide", True)
+    __mod__ = _binary("remainder")
+    __rmod__ = _binary("remainder", True)
+    __and__ = _binary("bitwise_and")
+    __rand__ = _binary("bitwise_and", True)
+    __or__ = _binary("bitwise_or")
+    __ror__ = _binary("bitwise_or", True)
+    __xor__ = _binary("bitwise_xor")
+    __rxor__ = _binary("bitwise_xor", True)
+    __lshift__ = _binary("left_shift")
+    __rlshift__ = _binary("left_shift", True)
+    __rshift__ = _binary("right_shift")
+    __rrshift__ = _binary("right_shift", True)
+    __lt__ = _binary("less")
+    __le__ = _binary("less_equal")
+    __gt__ = _binary("greater")
+    __ge__ = _binary("greater_equal")
+    __eq__ = _binary("equal")  # type: ignore[assignment]
+    __ne__ = _binary("not_equal")  # type: ignore[assignment]
+    __iadd__ = _inplace("add")
+    __isub__ = _inplace("subtract")
+    __imul__ = _inplace("multiply")
+    __itruediv__ = _inplace("true_divide")
+    __ifloordiv__ = _inplace("floor_divide")
+    __imod__ = _inplace("remainder")
+    __ipow__ = _inplace("power")
+    __iand__ = _inplace("bitwise_and")
+    __ior__ = _inplace("bitwise_or")
+    __ixor__ = _inplace("bitwise_xor")
+    __ilshift__ = _inplace("left_shift")
+    __irshift__ = _inplace("right_shift")
+    __neg__ = _unary("negative")
+    __pos__ = _unary("positive")
+    __abs__ = _unary("absolute")
+    __invert__ = _unary("invert")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __pow__(self, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return wrap(power_expr(self._expr, as_operand(other)))
+
+    def __rpow__(self, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return wrap(power_expr(as_operand(other), self._expr))
+
+    def __divmod__(self, other: Any) -> Any:
+        return self // other, self % other
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return other // self, other % self
+
+    def __matmul__(self, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return wrap(lin.matmul(self._expr, as_expr(other)))
+
+    def __rmatmul__(self, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return wrap(lin.matmul(as_expr(other), self._expr))
+
+    def __imatmul__(self, other: Any) -> Any:
+        result = lin.matmul(self._expr, as_expr(other))
+        if result.shape != self.shape:
+            raise ValueError(f"matmul: in-place result shape {result.shape} != {self.shape}")
+        self._expr = result
+        return self
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.compute().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+def _clip_bound(v: Any) -> Any:
+    return None if v is None else as_operand(v)
+
+
+def power_expr(base: Any, exponent: Any) -> Expr:
+    """``base ** exponent`` with NumPy's error for negative integer powers raised early."""
+    result = elementwise("power", base, exponent)
+    if (
+        result.dtype.kind in "iu"
+        and isinstance(exponent, (int, np.integer))
+        and not isinstance(exponent, bool)
+        and exponent < 0
+    ):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return result
+
+
+def _concrete_index(index: Any) -> Any:
+    """Lazy arrays inside an index are computed: the result shape depends on them."""
+    if isinstance(index, LazyArray):
+        return index.compute()
+    if isinstance(index, tuple):
+        return tuple(i.compute() if isinstance(i, LazyArray) else i for i in index)
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index

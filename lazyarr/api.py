@@ -1,0 +1,126 @@
+"""The one place that chains build -> optimize -> execute.
+
+``compute`` and ``persist`` take expressions, make (or reuse) an optimized
+plan and hand it to the executor named by the keyword, the config, or the
+default. Plans are cached by the outputs' structural keys.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lazyarr import config
+from lazyarr.executors import registry
+from lazyarr.graph import build
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
+from lazyarr.optimize.pipeline import PassContext, optimize
+from lazyarr.optimize.plan import Plan
+from lazyarr.progress import make_progress
+
+__all__ = [
+    "clear_plan_cache",
+    "compute_exprs",
+    "make_plan",
+    "passes_for",
+    "persist_exprs",
+    "resolve_executor",
+]
+
+# Plans that hold more source data than this are not cached (the cache
+# would keep the user's arrays alive).
+_CACHE_SOURCE_LIMIT = 1 << 20
+_plan_cache: OrderedDict[tuple, Plan] = OrderedDict()
+
+
+def resolve_executor(name: str | None) -> Any:
+    """The executor object for a keyword value, else the configured default."""
+    return registry.get(config.resolve("executor", name))
+
+
+def passes_for(optimize_: bool | None, passes: Sequence[str] | None) -> tuple[str, ...]:
+    if passes is not None:
+        return tuple(passes)
+    enabled = config.resolve("optimize.enabled", optimize_)
+    return tuple(config.get("optimize.passes")) if enabled else ()
+
+
+def _cacheable(plan: Plan) -> bool:
+    held = 0
+    for s in plan.stages.values():
+        op = s.expr.op
+        if isinstance(op, FromBlocks):
+            return False
+        if isinstance(op, FromArray):
+            held += op.data.array.nbytes
+    return held <= _CACHE_SOURCE_LIMIT
+
+
+def make_plan(
+    exprs: Sequence[Expr],
+    executor: str = "numpy",
+    passes: Sequence[str] = (),
+    check: bool | None = None,
+) -> Plan:
+    """The optimized plan of ``exprs`` (cached by their keys and the passes)."""
+    check = bool(config.resolve("optimize.check", check))
+    key = (tuple(e.key for e in exprs), executor, tuple(passes), check)
+    plan = _plan_cache.get(key)
+    if plan is not None:
+        _plan_cache.move_to_end(key)
+        return plan
+    graph = build(exprs)
+    ctx = PassContext(executor=executor, check=check)
+    plan = optimize(Plan.from_graph(graph), passes, ctx)
+    size = int(config.get("plan-cache.size"))
+    if size > 0 and _cacheable(plan):
+        _plan_cache[key] = plan
+        while len(_plan_cache) > size:
+            _plan_cache.popitem(last=False)
+    return plan
+
+
+def clear_plan_cache() -> None:
+    """Forget every cached plan."""
+    _plan_cache.clear()
+
+
+def _prepare(
+    exprs: Sequence[Expr], executor: str | None, optimize_: bool | None, passes: Sequence[str] | None
+) -> tuple[Any, Plan]:
+    ex = resolve_executor(executor)
+    plan = make_plan(exprs, ex.name, passes_for(optimize_, passes))
+    return ex, plan
+
+
+def compute_exprs(
+    exprs: Sequence[Expr],
+    executor: str | None = None,
+    optimize: bool | None = None,
+    passes: Sequence[str] | None = None,
+    progress: Any = None,
+) -> list[np.ndarray]:
+    """NumPy results of ``exprs``, computed together in one plan."""
+    ex, plan = _prepare(exprs, executor, optimize, passes)
+    bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
+    return ex.execute(plan, plan.outputs, bar)
+
+
+def persist_exprs(
+    exprs: Sequence[Expr],
+    executor: str | None = None,
+    optimize: bool | None = None,
+    passes: Sequence[str] | None = None,
+    progress: Any = None,
+) -> list[Expr]:
+    """Expressions whose blocks are kept where the executor computed them."""
+    ex, plan = _prepare(exprs, executor, optimize, passes)
+    bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
+    stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+    return [
+        Expr(FromBlocks(store=s), (), e.shape, e.dtype, e.chunks) for e, s in zip(exprs, stores)
+    ]

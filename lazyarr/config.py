@@ -1,0 +1,453 @@
+"""lazyarr settings: YAML defaults, a user file, ``LAZYARR_*`` variables, ``set()``.
+
+Precedence, weakest first::
+
+    config.yaml (defaults)  <  user file  <  LAZYARR_* env vars  <  set(...)  <  keywords
+
+The user file is ``platformdirs.user_config_dir("lazyarr")/lazyarr.yaml``, or the
+file named by ``LAZYARR_CONFIG``. ``LAZYARR_ARRAY__CHUNK_SIZE=128MiB`` sets
+``array.chunk-size`` (double underscore = one level down, as in Dask). Keyword
+arguments win over all of it through :func:`resolve`.
+
+Every key is described in ``config-schema.yaml``; every value, from any source,
+is checked against it when it is read or set, so a typo fails where it is
+written, with a did-you-mean. Keys accept ``-`` or ``_`` (``chunk_size`` is
+``chunk-size``).
+
+This module is a leaf: it imports nothing of lazyarr and is the only module
+that reads ``os.environ``. Storage and the ``set`` context manager come from
+``donfig`` (Dask's config code as a library).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import donfig
+import platformdirs
+import yaml
+from donfig.config_obj import ConfigSet, collect_env
+from donfig.config_obj import update as _merge_into
+
+__all__ = [
+    "ConfigKeyError",
+    "digest",
+    "get",
+    "parse_bytes",
+    "parse_duration",
+    "refresh",
+    "resolve",
+    "set",
+    "show",
+    "user_path",
+    "write_user",
+]
+
+ENV_PREFIX = "LAZYARR_"
+ENV_FILE = "LAZYARR_CONFIG"  # names the user file; not itself a setting
+DEFAULTS_FILE = Path(__file__).with_name("config.yaml")
+SCHEMA_FILE = Path(__file__).with_name("config-schema.yaml")
+
+
+class ConfigKeyError(KeyError):
+    """An unknown config key. The message suggests the closest known keys."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
+
+
+class _NoDefault:
+    def __repr__(self) -> str:
+        return "<no default>"
+
+
+_NO_DEFAULT: Any = _NoDefault()
+
+
+# ---------------------------------------------------------------- byte sizes, durations
+
+_NUMBER_UNIT = re.compile(r"\s*((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+_BYTE_UNITS = {"": 1, "b": 1} | {
+    prefix + suffix: base**power  # k kb ki kib, m mb mi mib, ...
+    for power, prefix in enumerate("kmgtp", start=1)
+    for suffix, base in (("", 1000), ("b", 1000), ("i", 1024), ("ib", 1024))
+}
+_SECOND_UNITS = {"": 1.0, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def _number_and_unit(value: object, units: Mapping[str, float], what: str) -> tuple[float, float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected {what}, got {value!r}")
+    if isinstance(value, str):
+        match = _NUMBER_UNIT.fullmatch(value)
+        if match is None or match.group(2).lower() not in units:
+            raise ValueError(f"expected {what}, got {value!r}")
+        number, scale = float(match.group(1)), units[match.group(2).lower()]
+    else:
+        number, scale = value, 1
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"expected {what}, got {value!r}")
+    return number, scale
+
+
+def parse_bytes(value: str | int | float) -> int:
+    """Return a byte count: ``"64MiB"`` -> 67108864, ``"4GB"`` -> 4000000000, ``1000`` -> 1000.
+
+    Units as in ``dask.utils.parse_bytes`` (B, kB/KiB ... PB/PiB, case-insensitive),
+    written here so that reading the config never imports Dask.
+    """
+    number, scale = _number_and_unit(value, _BYTE_UNITS, "a byte size such as '64MiB'")
+    if isinstance(number, int):
+        return number * int(scale)
+    return int(number * scale)
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Return seconds: ``"10s"`` -> 10.0, ``"500ms"`` -> 0.5, ``"2m"`` -> 120.0, ``3`` -> 3.0."""
+    number, scale = _number_and_unit(value, _SECOND_UNITS, "a duration such as '10s'")
+    return float(number * scale)
+
+
+_FORMATS = {"bytes": parse_bytes, "duration": parse_duration}
+_YAML_LOADER = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)  # libyaml if built: reads our files ~10x faster
+
+
+# ---------------------------------------------------------------- schema
+
+
+def _read_yaml(path: Path) -> dict:
+    """The mapping in a YAML file; {} if the file does not exist or is empty."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    try:
+        data = yaml.load(text, Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"lazyarr config file {path} is not valid YAML:\n{exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"lazyarr config file {path} must hold a mapping, not {data!r}")
+    return data
+
+
+def _index(node: Mapping, prefix: str, leaves: dict, sections: dict) -> None:
+    for name, spec in node["properties"].items():
+        if spec.get("type") == "object":
+            sections[prefix + name] = spec
+            _index(spec, f"{prefix}{name}.", leaves, sections)
+        else:
+            leaves[prefix + name] = spec
+
+
+_DEFAULTS = _read_yaml(DEFAULTS_FILE)
+_LEAVES: dict[str, dict] = {}  # "array.chunk-size" -> its schema
+_SECTIONS: dict[str, dict] = {}  # "array" -> its schema
+_index(_read_yaml(SCHEMA_FILE), "", _LEAVES, _SECTIONS)
+
+
+def _canonical(key: str) -> str:
+    return key.replace("_", "-")
+
+
+def _unknown(key: str) -> ConfigKeyError:
+    import difflib  # only on the error path
+
+    known = [*_LEAVES, *_SECTIONS]
+    hits = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    last = key.rsplit(".", 1)[-1]
+    hits += [k for k in known if k.rsplit(".", 1)[-1] == last and k not in hits]
+    message = f"unknown lazyarr config key {key!r}"
+    if hits:
+        message += "; did you mean " + " or ".join(repr(h) for h in hits[:3]) + "?"
+    else:
+        message += "; known keys: " + ", ".join(_LEAVES)
+    return ConfigKeyError(message)
+
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list, tuple),
+}
+
+
+def _types(spec: Mapping) -> list[str]:
+    kind = spec["type"]
+    return list(kind) if isinstance(kind, list) else [kind]
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if isinstance(value, bool):
+        return kind == "boolean"
+    return isinstance(value, _PY_TYPES[kind])
+
+
+def _expected(spec: Mapping) -> str:
+    if "enum" in spec:
+        return "one of " + ", ".join(json.dumps(e) for e in spec["enum"])
+    text = " or ".join(_types(spec))
+    if "format" in spec:
+        text += {"bytes": " (a byte size such as '64MiB')", "duration": " (such as '10s')"}.get(
+            spec["format"], ""
+        )
+    if "minimum" in spec:
+        text += f" >= {spec['minimum']}"
+    return text
+
+
+def _coerce(value: Any, kinds: list[str]) -> Any:
+    """Read text (from env vars, the CLI) as the type a key wants: 'null', 'true', '4'."""
+    if not isinstance(value, str):
+        return value
+    low = value.strip().lower()
+    if "null" in kinds and low in ("null", "none", "~"):
+        return None
+    if "boolean" in kinds and low in ("true", "false"):
+        return low == "true"
+    if "string" not in kinds:
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+    return value
+
+
+def _check(key: str, value: Any) -> Any:
+    """Return ``value`` in canonical form, or raise ValueError saying what ``key`` takes."""
+    spec = _LEAVES[key]
+    kinds = _types(spec)
+    value = _coerce(value, kinds)
+    bad = ValueError(
+        f"invalid value {value!r} for lazyarr config key {key!r}: expected {_expected(spec)}"
+    )
+    if not any(_has_type(value, kind) for kind in kinds):
+        raise bad
+    if value is None:
+        return None
+    if "enum" in spec:
+        for option in spec["enum"]:
+            if type(option) is type(value) and (
+                option == value or (isinstance(value, str) and option.lower() == value.lower())
+            ):
+                return option
+        raise bad
+    if "minimum" in spec and not isinstance(value, str) and value < spec["minimum"]:
+        raise bad
+    if "items" in spec:
+        value = list(value)
+        item_kinds = _types(spec["items"])
+        if not all(any(_has_type(v, kind) for kind in item_kinds) for v in value):
+            raise ValueError(
+                f"invalid value {value!r} for lazyarr config key {key!r}: "
+                f"expected a list of {' or '.join(item_kinds)}"
+            )
+    if "format" in spec:
+        try:
+            _FORMATS[spec["format"]](value)
+        except ValueError:
+            raise bad from None
+    return value
+
+
+def _flatten(
+    tree: Mapping, prefix: str, out: dict[str, Any], on_unknown: Callable[[str], None]
+) -> None:
+    """Collect ``{"a": {"b-c": 1}}`` or ``{"a.b_c": 1}`` as ``out["a.b-c"] = 1``."""
+    for name, value in tree.items():
+        key = prefix + _canonical(str(name))
+        if key in _LEAVES:
+            out[key] = value
+        elif key in _SECTIONS and isinstance(value, Mapping):
+            _flatten(value, key + ".", out, on_unknown)
+        elif key in _SECTIONS and value is None:  # an empty "dask:" in a YAML file
+            continue
+        elif key in _SECTIONS:
+            raise ValueError(
+                f"lazyarr config key {key!r} is a section; set one of its keys instead: "
+                + ", ".join(k for k in _LEAVES if k.startswith(key + "."))
+            )
+        else:
+            on_unknown(key)
+
+
+def _nest(flat: Mapping[str, Any]) -> dict:
+    tree: dict = {}
+    for key, value in flat.items():
+        *parents, last = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return tree
+
+
+def _layer(tree: Mapping, source: str) -> dict:
+    """Validate one source (file, env); unknown keys warn, bad values raise naming the source."""
+
+    def ignore(key: str) -> None:
+        warnings.warn(f"{source}: {_unknown(key)} (ignored)", UserWarning, stacklevel=2)
+
+    flat: dict[str, Any] = {}
+    try:
+        _flatten(tree, "", flat, ignore)
+        return _nest({key: _check(key, value) for key, value in flat.items()})
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
+
+
+# ---------------------------------------------------------------- the store
+
+
+def _environ() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and k != ENV_FILE}
+
+
+def user_path() -> Path:
+    """The user config file: ``$LAZYARR_CONFIG`` if set, else in the platform's config dir.
+
+    A directory in ``LAZYARR_CONFIG`` means ``lazyarr.yaml`` inside it.
+    """
+    named = os.environ.get(ENV_FILE)
+    if named:
+        path = Path(named).expanduser()
+        return path / "lazyarr.yaml" if path.is_dir() else path
+    return Path(platformdirs.user_config_dir("lazyarr")) / "lazyarr.yaml"
+
+
+class _Store(donfig.Config):
+    """donfig's store, filled from our sources with every value checked."""
+
+    def refresh(self, **kwargs: Any) -> None:  # donfig.Config.__init__ calls this too
+        path = user_path()
+        layers = [
+            _layer(_read_yaml(path), f"config file {path}"),
+            _layer(collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables"),
+        ]
+        self.clear()
+        _merge_into(self.config, copy.deepcopy(_DEFAULTS))
+        for layer in layers:
+            _merge_into(self.config, layer)
+
+
+_store = _Store("lazyarr", defaults=[_DEFAULTS], paths=[], env={})
+
+
+# ---------------------------------------------------------------- public API
+
+
+def refresh() -> None:
+    """Re-read the defaults, the user file and ``LAZYARR_*`` variables.
+
+    Values from a plain ``set(...)`` call are dropped, as in Dask.
+    """
+    _store.refresh()
+
+
+def get(key: str, default: Any = _NO_DEFAULT) -> Any:
+    """The effective value of ``key`` (``"array.chunk-size"``; a section gives a dict).
+
+    An unknown key raises :class:`ConfigKeyError` (a ``KeyError``) with a
+    suggestion, unless a ``default`` is given: then the default is returned, so
+    plug-ins can read keys of their own.
+    """
+    path = _canonical(key)
+    if path not in _LEAVES and path not in _SECTIONS:
+        if default is not _NO_DEFAULT:
+            return default
+        raise _unknown(path)
+    try:
+        return copy.deepcopy(_store.get(path))
+    except KeyError:
+        if default is _NO_DEFAULT:
+            raise
+        return default
+
+
+def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ConfigSet:
+    """Set values, for good or (used as ``with``) until the block ends.
+
+    ``set(executor="numpy")``, ``set(array__chunk_size="1MiB")`` and
+    ``set({"array.chunk-size": "1MiB"})`` are the same kind of call; a mapping
+    value sets keys inside a section. Unknown keys raise :class:`ConfigKeyError`,
+    bad values ``ValueError``, and then nothing is set.
+    """
+
+    def reject(key: str) -> None:
+        raise _unknown(key)
+
+    flat: dict[str, Any] = {}
+    _flatten(arg or {}, "", flat, reject)
+    _flatten({k.replace("__", "."): v for k, v in kwargs.items()}, "", flat, reject)
+    checked = {key: _check(key, value) for key, value in flat.items()}
+    return _store.set(checked)
+
+
+def resolve(key: str, value: Any) -> Any:
+    """``value`` (checked) if it is not None, else ``get(key)``: keywords win over config."""
+    path = _canonical(key)
+    if path not in _LEAVES:
+        raise _unknown(path)
+    return get(path) if value is None else _check(path, value)
+
+
+def show() -> str:
+    """The effective configuration as YAML text."""
+    return yaml.safe_dump(_store.to_dict(), sort_keys=False, default_flow_style=False)
+
+
+def write_user(key: str, value: Any) -> Path:
+    """Check ``value`` and store it under ``key`` in the user file; return the file's path.
+
+    Used by ``lazyarr config set``. Other keys in the file are kept (its comments
+    are not). The running process sees the new value after :func:`refresh`.
+    """
+    path_key = _canonical(key)
+    if path_key not in _LEAVES:
+        raise _unknown(path_key)
+    value = _check(path_key, value)
+    path = user_path()
+    data = _read_yaml(path)
+    _layer(data, f"config file {path}")  # refuse to build on a broken file
+    _merge_into(data, _nest({path_key: value}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
+    os.replace(tmp, path)
+    return path
+
+
+def digest(keys: Iterable[str]) -> str:
+    """A stable hash of the current values of ``keys`` (for cache keys of generated code).
+
+    Byte sizes and durations are hashed by their meaning, so ``"1KiB"`` and
+    ``1024`` give the same digest; key order does not matter.
+    """
+    import hashlib  # loads OpenSSL; only needed here
+
+    if isinstance(keys, str):
+        keys = [keys]
+    items = {}
+    for key in keys:
+        path = _canonical(key)
+        if path not in _LEAVES:
+            raise _unknown(path)
+        value = get(path)
+        parse = _FORMATS.get(_LEAVES[path].get("format", ""))
+        items[path] = parse(value) if parse and value is not None else value
+    text = json.dumps(sorted(items.items()), separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

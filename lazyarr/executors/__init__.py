@@ -1,0 +1,1 @@
+"""Executors run a Plan: ``numpy`` (reference), later ``numba`` and ``dask``."""

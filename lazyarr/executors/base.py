@@ -1,0 +1,68 @@
+"""The executor contract and the progress events every executor reports.
+
+``execute(plan, outputs)`` returns one NumPy array per output name;
+``persist(plan, outputs)`` returns, per output, the blocks where they were
+computed (a :class:`~lazyarr.graph.ops.BlockStore`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from lazyarr.graph.ops import BlockStore
+from lazyarr.optimize.plan import Plan
+
+__all__ = ["Executor", "NullProgress", "Progress", "RunStats"]
+
+
+class Progress(Protocol):
+    """Callbacks an executor calls while it runs a plan."""
+
+    def start(self, total_blocks: int) -> None: ...
+
+    def advance(self, blocks: int = 1) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NullProgress:
+    """Reports nothing."""
+
+    def start(self, total_blocks: int) -> None:
+        pass
+
+    def advance(self, blocks: int = 1) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class RunStats:
+    """What one run measured: seconds per stage and blocks computed."""
+
+    executor: str
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    blocks: int = 0
+    peak_bytes: int = 0
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs plans. ``name`` is the registry name."""
+
+    name: str
+
+    def execute(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[np.ndarray]: ...
+
+    def persist(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[BlockStore]: ...

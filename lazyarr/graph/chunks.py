@@ -1,0 +1,168 @@
+"""Chunk normalisation and block-grid arithmetic.
+
+Chunks are Dask-style: one tuple of block lengths per axis (the last block
+may be shorter, and after slicing or concatenation blocks may be uneven).
+Everything here is pure index arithmetic on tuples; no data is touched.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Chunks",
+    "auto_chunks",
+    "block_index_iter",
+    "block_slices",
+    "blocks_in_range",
+    "normalize_chunks",
+    "offsets",
+    "regular_chunks",
+]
+
+Chunks = tuple[tuple[int, ...], ...]
+
+
+def regular_chunks(length: int, size: int) -> tuple[int, ...]:
+    """Split ``length`` into blocks of ``size`` (the last may be shorter)."""
+    if length == 0:
+        return (0,)
+    size = max(1, int(size))
+    full, rest = divmod(length, size)
+    return (size,) * full + ((rest,) if rest else ())
+
+
+def _balanced(length: int, nblocks: int) -> tuple[int, ...]:
+    nblocks = max(1, min(nblocks, max(length, 1)))
+    size = math.ceil(length / nblocks) if length else 0
+    return regular_chunks(length, size) if length else (0,)
+
+
+def auto_chunks(shape: Sequence[int], itemsize: int, limit_bytes: int) -> Chunks:
+    """Pick blocks of about ``limit_bytes`` that keep trailing axes whole.
+
+    C-ordered rows stay contiguous: the trailing axes are kept whole while a
+    block still fits, the first axis that does not fit is split into balanced
+    blocks, and the axes before it get blocks of length one.
+    """
+    budget = max(1, limit_bytes // max(1, itemsize))
+    out: list[tuple[int, ...]] = [()] * len(shape)
+    inner = 1
+    split_at = -1
+    for ax in range(len(shape) - 1, -1, -1):
+        n = max(shape[ax], 1)
+        if inner * n <= budget:
+            out[ax] = (shape[ax],) if shape[ax] else (0,)
+            inner *= n
+            continue
+        per_block = max(1, budget // inner)
+        out[ax] = _balanced(shape[ax], math.ceil(shape[ax] / per_block))
+        split_at = ax
+        break
+    for ax in range(split_at - 1, -1, -1):
+        out[ax] = regular_chunks(shape[ax], 1)
+    return tuple(out)
+
+
+def _is_intlike(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def normalize_chunks(
+    chunks: Any, shape: Sequence[int], itemsize: int, limit_bytes: int
+) -> Chunks:
+    """Turn a user chunk spec into explicit per-axis block lengths.
+
+    Accepts ``"auto"``/``None``, one int for every axis, a per-axis tuple of
+    ints (``-1``/``None`` = whole axis, ``"auto"``), or explicit tuples of
+    block lengths. Raises ``ValueError`` naming the shape when they disagree.
+    """
+    shape = tuple(int(s) for s in shape)
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        return auto_chunks(shape, itemsize, limit_bytes)
+    if isinstance(chunks, str):
+        raise ValueError(f"chunks must be 'auto', an int or a tuple, not {chunks!r}")
+    if _is_intlike(chunks):
+        chunks = (int(chunks),) * len(shape)
+    if isinstance(chunks, dict):
+        chunks = tuple(chunks.get(ax, chunks.get(ax - len(shape), -1)) for ax in range(len(shape)))
+    chunks = tuple(chunks)
+    if len(chunks) != len(shape):
+        raise ValueError(f"chunks {chunks!r} have {len(chunks)} axes but shape {shape} has {len(shape)}")
+    auto_axes = [ax for ax, c in enumerate(chunks) if isinstance(c, str)]
+    out: list[tuple[int, ...]] = []
+    for ax, (c, n) in enumerate(zip(chunks, shape)):
+        if isinstance(c, str):
+            if c != "auto":
+                raise ValueError(f"chunks for axis {ax} must be 'auto', an int or a tuple, not {c!r}")
+            out.append((n,) if n else (0,))
+        elif c is None or (_is_intlike(c) and int(c) == -1):
+            out.append((n,) if n else (0,))
+        elif _is_intlike(c):
+            if int(c) <= 0 and n > 0:
+                raise ValueError(f"chunk size {c} on axis {ax} must be positive (shape {shape})")
+            out.append(regular_chunks(n, int(c)))
+        else:
+            blocks = tuple(int(b) for b in c)
+            if sum(blocks) != n or any(b < 0 for b in blocks) or not blocks:
+                raise ValueError(
+                    f"chunks {blocks} on axis {ax} do not add up to the axis length {n} "
+                    f"(shape {shape})"
+                )
+            out.append(blocks)
+    if auto_axes:
+        fixed = 1
+        for ax, blocks in enumerate(out):
+            if ax not in auto_axes:
+                fixed *= max(blocks)
+        budget = max(1, limit_bytes // max(1, itemsize * max(fixed, 1)))
+        per_axis = max(1, int(budget ** (1 / len(auto_axes))))
+        for ax in auto_axes:
+            out[ax] = _balanced(shape[ax], math.ceil(shape[ax] / per_axis)) if shape[ax] else (0,)
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def offsets(blocks: tuple[int, ...]) -> tuple[int, ...]:
+    """Start of each block along one axis, plus the axis length at the end."""
+    out = [0]
+    for b in blocks:
+        out.append(out[-1] + b)
+    return tuple(out)
+
+
+def block_slices(chunks: Chunks, index: Sequence[int]) -> tuple[slice, ...]:
+    """The global slices covered by block ``index``."""
+    out = []
+    for blocks, i in zip(chunks, index):
+        o = offsets(blocks)
+        out.append(slice(o[i], o[i + 1]))
+    return tuple(out)
+
+
+def blocks_in_range(blocks: tuple[int, ...], start: int, stop: int) -> range:
+    """Indices of the blocks along one axis that overlap ``[start, stop)``."""
+    o = offsets(blocks)
+    if stop <= start:
+        # an empty range still needs one block to take its (empty) piece from
+        i = min(max(bisect.bisect_right(o, start) - 1, 0), len(blocks) - 1)
+        return range(i, i + 1)
+    first = bisect.bisect_right(o, start) - 1
+    last = bisect.bisect_left(o, stop) - 1
+    # skip empty blocks at the start
+    first = max(first, 0)
+    while first < last and o[first + 1] <= start:
+        first += 1
+    return range(first, last + 1)
+
+
+def block_index_iter(numblocks: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """All block indices of a grid in C order."""
+    return product(*(range(n) for n in numblocks))

@@ -1,0 +1,159 @@
+"""The immutable expression node and the op base classes.
+
+An :class:`Expr` is one array-level operation: its typed op payload, its
+input nodes, and the facts every later level needs (shape, dtype, chunks).
+Its ``key`` is a structural hash, so equal expressions have equal keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from lazyarr.graph.token import canonical, digest
+
+__all__ = ["Expr", "Op", "SourceOp", "MapOp", "ReduceOp", "Region", "op_types"]
+
+Region = tuple[slice, ...]
+"""A bounding box of an array in global coordinates: one step-1 slice per axis."""
+
+_OP_TYPES: dict[str, type[Op]] = {}
+
+
+def op_types() -> dict[str, type[Op]]:
+    """Every op payload class by name (used to read plans back from JSON)."""
+    return dict(_OP_TYPES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    """Typed parameters of one array operation.
+
+    Subclasses are frozen dataclasses; ``kind`` tells executors how the
+    blocks of the op's output depend on its inputs:
+
+    * ``source``: a block is computed from the op alone (no inputs);
+    * ``map``: a block is computed from one bounding region of each input
+      (see :meth:`MapOp.regions`);
+    * ``reduce``: a tree reduction over the blocks along ``axes``.
+    """
+
+    kind: ClassVar[str] = "abstract"
+    name: ClassVar[str] = "op"
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            _OP_TYPES[cls.name] = cls
+
+    def label(self) -> str:
+        """A short human label used by reprs and plan pictures."""
+        return self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceOp(Op):
+    """An op whose blocks are made from its parameters alone."""
+
+    kind: ClassVar[str] = "source"
+
+
+@dataclasses.dataclass(frozen=True)
+class MapOp(Op):
+    """An op whose output block reads one bounding region of each input."""
+
+    kind: ClassVar[str] = "map"
+
+    def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
+        """The region of each input needed to compute the block ``out``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define regions()")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceOp(Op):
+    """A reduction of the single input over ``axes`` (a tree over blocks)."""
+
+    kind: ClassVar[str] = "reduce"
+    axes: tuple[int, ...] = ()
+    keepdims: bool = False
+
+
+class Expr:
+    """One immutable array expression node with a structural ``key``."""
+
+    __slots__ = ("_hash", "chunks", "dtype", "inputs", "key", "op", "shape")
+
+    op: Op
+    inputs: tuple[Expr, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    chunks: tuple[tuple[int, ...], ...]
+    key: str
+
+    def __init__(
+        self,
+        op: Op,
+        inputs: Sequence[Expr],
+        shape: Sequence[int],
+        dtype: np.dtype | type | str,
+        chunks: Sequence[Sequence[int]],
+    ) -> None:
+        shape = tuple(int(s) for s in shape)
+        chunks = tuple(tuple(int(c) for c in cs) for cs in chunks)
+        dtype = np.dtype(dtype)
+        if len(chunks) != len(shape) or any(sum(c) != s for c, s in zip(chunks, shape)):
+            raise ValueError(f"chunks {chunks} do not match shape {shape} in {op.name}")
+        set_ = object.__setattr__
+        set_(self, "op", op)
+        set_(self, "inputs", tuple(inputs))
+        set_(self, "shape", shape)
+        set_(self, "dtype", dtype)
+        set_(self, "chunks", chunks)
+        key = digest(
+            canonical(op),
+            ",".join(i.key for i in self.inputs),
+            repr(shape),
+            dtype.str,
+            repr(chunks),
+        )
+        set_(self, "key", key)
+        set_(self, "_hash", hash(key))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Expr is immutable")
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and other.key == self.key
+
+    def __repr__(self) -> str:
+        return f"Expr({self.op.label()}, shape={self.shape}, dtype={self.dtype}, key={self.key[:8]})"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def numblocks(self) -> tuple[int, ...]:
+        return tuple(len(c) for c in self.chunks)
+
+    @property
+    def name(self) -> str:
+        """A readable, stable identifier: op name plus the start of the key."""
+        return f"{self.op.name}-{self.key[:10]}"

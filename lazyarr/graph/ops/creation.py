@@ -1,0 +1,137 @@
+"""Source ops: arrays made from parameters (no inputs).
+
+``FromArray`` wraps user data, ``FromBlocks`` wraps persisted blocks,
+``Full``/``Arange``/``Linspace``/``Eye`` are closed forms and ``Random``
+draws from counter-addressed tiles so values do not depend on chunking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.chunks import Chunks
+from lazyarr.graph.expr import Expr, SourceOp
+from lazyarr.graph.token import ArrayData
+
+__all__ = [
+    "Arange",
+    "BlockStore",
+    "Eye",
+    "FromArray",
+    "FromBlocks",
+    "Full",
+    "Linspace",
+    "Random",
+    "RANDOM_TILE_BYTES",
+    "from_array",
+    "full",
+]
+
+RANDOM_TILE_BYTES = 1 << 20
+"""Random values are generated in fixed tiles of about this many bytes,
+chosen from the array's shape alone, so any chunking gives the same values."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FromArray(SourceOp):
+    """Blocks are slices of an in-memory NumPy array."""
+
+    name = "array"
+    data: ArrayData = None  # type: ignore[assignment]
+
+
+class BlockStore:
+    """Blocks an executor kept (``persist``): block index -> block object.
+
+    The objects are whatever the executor that made them understands
+    (NumPy arrays locally, futures on a cluster).
+    """
+
+    __slots__ = ("blocks", "executor", "token")
+
+    def __init__(self, blocks: dict[tuple[int, ...], Any], executor: str, token: str) -> None:
+        self.blocks = blocks
+        self.executor = executor
+        self.token = token
+
+    @property
+    def __lazyarr_token__(self) -> str:
+        return self.token
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlockStore) and other.token == self.token
+
+    def __hash__(self) -> int:
+        return hash(self.token)
+
+
+@dataclasses.dataclass(frozen=True)
+class FromBlocks(SourceOp):
+    """Blocks computed earlier and kept by an executor."""
+
+    name = "persisted"
+    store: BlockStore = None  # type: ignore[assignment]
+
+
+@dataclasses.dataclass(frozen=True)
+class Full(SourceOp):
+    """Every element equals ``value``."""
+
+    name = "full"
+    value: Any = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Arange(SourceOp):
+    """``start + i * step`` along the single axis."""
+
+    name = "arange"
+    start: Any = 0
+    step: Any = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Linspace(SourceOp):
+    """Evenly spaced samples between ``start`` and ``stop`` (NumPy's formula)."""
+
+    name = "linspace"
+    start: Any = 0.0
+    stop: Any = 1.0
+    num: int = 50
+    endpoint: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Eye(SourceOp):
+    """Ones on the ``k``-th diagonal of a 2-D array, zeros elsewhere."""
+
+    name = "eye"
+    k: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Random(SourceOp):
+    """Random draws of ``dist`` with ``args``, seeded per tile by ``seed``."""
+
+    name = "random"
+    dist: str = "random"
+    seed: int = 0
+    args: tuple = ()
+
+    def label(self) -> str:
+        return f"random.{self.dist}"
+
+
+def from_array(array: np.ndarray, chunks: Chunks, token: str | None = None) -> Expr:
+    """A source over an in-memory array (not copied)."""
+    return Expr(FromArray(data=ArrayData(array, token)), (), array.shape, array.dtype, chunks)
+
+
+def full(shape: tuple[int, ...], value: Any, dtype: np.dtype, chunks: Chunks) -> Expr:
+    """An array of ``shape`` filled with ``value`` cast to ``dtype``."""
+    with np.errstate(all="ignore"):
+        np.full((), value, dtype=dtype)  # NumPy's errors for impossible values
+    return Expr(Full(value=value), (), shape, dtype, chunks)

@@ -1,0 +1,117 @@
+"""Reductions over axes: sum, prod, min, max, mean, var, std, any, all,
+argmin, argmax, count_nonzero.
+
+Each is one :class:`Reduce` node; executors run it as a tree over blocks
+(partial per block, pairwise combine, finalize), see ``kernels``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.expr import Expr, ReduceOp
+from lazyarr.graph.ops._common import normalize_axes, normalize_axis
+
+__all__ = ["REDUCTIONS", "Reduce", "reduce"]
+
+# name -> NumPy function used to probe the result dtype and for reference.
+REDUCTIONS: dict[str, Any] = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "min": np.min,
+    "max": np.max,
+    "mean": np.mean,
+    "var": np.var,
+    "std": np.std,
+    "any": np.any,
+    "all": np.all,
+    "argmin": np.argmin,
+    "argmax": np.argmax,
+    "count_nonzero": np.count_nonzero,
+    "nansum": np.nansum,
+    "nanprod": np.nanprod,
+    "nanmin": np.nanmin,
+    "nanmax": np.nanmax,
+    "nanmean": np.nanmean,
+}
+
+_NO_IDENTITY = {"min", "max", "argmin", "argmax", "nanmin", "nanmax"}
+_NUMPY_UFUNC_NAME = {"min": "minimum", "max": "maximum", "nanmin": "fmin", "nanmax": "fmax"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduce(ReduceOp):
+    """``func`` over ``axes`` of the single input."""
+
+    name = "reduce"
+    func: str = "sum"
+    axes: tuple[int, ...] = ()
+    keepdims: bool = False
+    dtype: Any = None  # the accumulation dtype asked for, or None
+    ddof: float = 0
+    flat: bool = False  # argmin/argmax with axis=None: index into the flattened array
+
+    def label(self) -> str:
+        return self.func
+
+
+def _probe_dtype(func: str, x: Expr, dtype: Any, ddof: float) -> np.dtype:
+    dummy = np.ones((1,) * max(x.ndim, 1), dtype=x.dtype)
+    kwargs: dict[str, Any] = {}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if func in ("var", "std"):
+        kwargs["ddof"] = 0
+    with np.errstate(all="ignore"):
+        if func == "count_nonzero":
+            return np.dtype(np.intp)
+        out = REDUCTIONS[func](dummy, axis=0, **kwargs)
+    return np.asarray(out).dtype
+
+
+def reduce(
+    func: str,
+    x: Expr,
+    axis: int | tuple[int, ...] | None = None,
+    keepdims: bool = False,
+    dtype: Any = None,
+    ddof: float = 0,
+) -> Expr:
+    """Build the reduction ``func`` of ``x`` over ``axis`` (NumPy semantics)."""
+    if func not in REDUCTIONS:
+        raise ValueError(f"unknown reduction {func!r}")
+    flat = False
+    if func in ("argmin", "argmax"):
+        if dtype is not None:
+            raise TypeError(f"{func}() got an unexpected keyword argument 'dtype'")
+        if axis is None:
+            axes = tuple(range(x.ndim))
+            flat = True
+        else:
+            axes = (normalize_axis(axis, x.ndim, func),)
+    else:
+        axes = normalize_axes(axis, x.ndim, func)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+    if func in _NO_IDENTITY and any(x.shape[a] == 0 for a in axes) or (flat and x.size == 0):
+        if func in ("argmin", "argmax"):
+            raise ValueError(f"attempt to get {func} of an empty sequence")
+        ufunc = _NUMPY_UFUNC_NAME.get(func, func)
+        raise ValueError(
+            f"zero-size array to reduction operation {ufunc} which has no identity "
+            f"(shape {x.shape}, axis {axis})"
+        )
+    out_dtype = _probe_dtype(func, x, dtype, ddof)
+    if keepdims:
+        shape = tuple(1 if ax in axes else n for ax, n in enumerate(x.shape))
+        chunks = tuple((1,) if ax in axes else c for ax, c in enumerate(x.chunks))
+    else:
+        shape = tuple(n for ax, n in enumerate(x.shape) if ax not in axes)
+        chunks = tuple(c for ax, c in enumerate(x.chunks) if ax not in axes)
+    op = Reduce(
+        func=func, axes=axes, keepdims=bool(keepdims), dtype=dtype, ddof=ddof, flat=flat
+    )
+    return Expr(op, (x,), shape, out_dtype, chunks)

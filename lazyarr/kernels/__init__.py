@@ -1,0 +1,1 @@
+"""Turning stages into code: NumPy reference kernels and block helpers."""

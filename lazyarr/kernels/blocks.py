@@ -1,0 +1,72 @@
+"""Block-level helpers every executor shares: regions and tree combines.
+
+``assemble`` cuts the bounding region a map kernel needs out of the blocks
+of its input (no copy when the region is exactly one block);
+``tree_combine`` folds reduction partials pairwise, neighbours first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import product
+from typing import Any, TypeVar
+
+import numpy as np
+
+from lazyarr.graph.chunks import Chunks, blocks_in_range, offsets
+
+__all__ = ["assemble", "blocks_for_region", "tree_combine"]
+
+T = TypeVar("T")
+
+
+def blocks_for_region(chunks: Chunks, region: Sequence[slice]) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """The blocks overlapping ``region``, each with the local slice to take."""
+    per_axis = []
+    for blocks, sl in zip(chunks, region):
+        o = offsets(blocks)
+        items = []
+        for b in blocks_in_range(blocks, sl.start, sl.stop):
+            lo = max(sl.start, o[b]) - o[b]
+            hi = min(sl.stop, o[b + 1]) - o[b]
+            items.append((b, slice(lo, max(lo, hi))))
+        per_axis.append(items)
+    out = []
+    for combo in product(*per_axis):
+        out.append((tuple(b for b, _ in combo), tuple(s for _, s in combo)))
+    return out
+
+
+def assemble(
+    chunks: Chunks, region: Sequence[slice], get_block: Callable[[tuple[int, ...]], np.ndarray]
+) -> np.ndarray:
+    """The values of ``region`` (global step-1 slices) from an array's blocks."""
+    parts = blocks_for_region(chunks, region)
+    if len(parts) == 1:
+        index, local = parts[0]
+        block = get_block(index)
+        if all(
+            s.start == 0 and s.stop == n for s, n in zip(local, block.shape)
+        ):
+            return block
+        return block[local]
+    counts = [len({p[0][ax] for p in parts}) for ax in range(len(region))]
+    pieces = np.empty(counts, dtype=object) if counts else None
+    firsts = [min(p[0][ax] for p in parts) for ax in range(len(region))]
+    for index, local in parts:
+        pos = tuple(i - f for i, f in zip(index, firsts))
+        pieces[pos] = get_block(index)[local]
+    return np.block(pieces.tolist())
+
+
+def tree_combine(items: list[T], combine: Callable[[T, T], T]) -> T:
+    """Combine neighbours pairwise until one value is left (a balanced tree)."""
+    if not items:
+        raise ValueError("nothing to combine")
+    level: list[Any] = list(items)
+    while len(level) > 1:
+        nxt = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0]

@@ -1,0 +1,3 @@
+"""The Array API ``linalg``  extension (being written)."""
+
+__all__: list[str] = []

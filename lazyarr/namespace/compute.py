@@ -1,0 +1,32 @@
+"""Running lazy arrays: ``compute``, ``persist`` and plan access for several outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazyarr import api
+from lazyarr._array import LazyArray, wrap
+from lazyarr._convert import as_expr
+
+__all__ = ["compute", "persist", "plan"]
+
+
+def compute(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[np.ndarray, ...]:
+    """Compute several arrays in one shared plan; returns a tuple of NumPy arrays."""
+    exprs = [as_expr(a) for a in arrays]
+    return tuple(api.compute_exprs(exprs, executor=executor, **options))
+
+
+def persist(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[LazyArray, ...]:
+    """Compute several arrays and keep their blocks; returns lazy arrays over them."""
+    exprs = [as_expr(a) for a in arrays]
+    return tuple(wrap(e) for e in api.persist_exprs(exprs, executor=executor, **options))
+
+
+def plan(*arrays: Any, executor: str | None = None, optimize: bool | None = None) -> Any:
+    """The optimized :class:`~lazyarr.optimize.plan.Plan` that ``compute`` would run."""
+    exprs = [as_expr(a) for a in arrays]
+    ex = api.resolve_executor(executor)
+    return api.make_plan(exprs, ex.name, api.passes_for(optimize, None))

@@ -1,0 +1,3 @@
+"""Namespace functions: indexing (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Namespace functions: linalg (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Namespace functions: manipulation (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Namespace functions: searching (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Namespace functions: sets (being written)."""
+
+__all__: list[str] = []

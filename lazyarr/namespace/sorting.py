@@ -1,0 +1,3 @@
+"""Namespace functions: sorting (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Namespace functions: statistics (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,40 @@
+"""Plan invariants, run after every pass when ``optimize.check`` is on (always in tests)."""
+
+from __future__ import annotations
+
+from lazyarr.graph.check import InvariantError, check_expr
+from lazyarr.optimize.plan import Plan
+
+__all__ = ["check_plan"]
+
+
+def check_plan(plan: Plan, after: str = "") -> None:
+    """Stages are in dependency order, wired to their inputs, outputs exist."""
+    where = f" after pass {after!r}" if after else ""
+    seen: set[str] = set()
+    for name, s in plan.stages.items():
+        if name != s.name:
+            raise InvariantError(f"stage stored as {name!r} is named {s.name!r}{where}")
+        check_expr(s.expr)
+        if len(s.inputs) != len(s.expr.inputs):
+            raise InvariantError(
+                f"{name}: {len(s.inputs)} input stages for {len(s.expr.inputs)} inputs{where}"
+            )
+        for pos, i in enumerate(s.inputs):
+            if i not in seen:
+                raise InvariantError(f"{name}: input {i!r} is not an earlier stage{where}")
+            src = plan.stages[i].expr
+            want = s.expr.inputs[pos]
+            if (src.shape, src.dtype, src.chunks) != (want.shape, want.dtype, want.chunks):
+                raise InvariantError(
+                    f"{name}: input {pos} from {i} has shape/dtype/chunks "
+                    f"{src.shape}/{src.dtype}/{src.chunks}, expected "
+                    f"{want.shape}/{want.dtype}/{want.chunks}{where}"
+                )
+        for arr in (s.worker, s.est_bytes):
+            if arr is not None and arr.shape != s.numblocks:
+                raise InvariantError(f"{name}: per-block array of shape {arr.shape}{where}")
+        seen.add(name)
+    for o in plan.outputs:
+        if o not in plan.stages:
+            raise InvariantError(f"output {o!r} is not a stage{where}")

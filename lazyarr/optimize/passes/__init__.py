@@ -1,0 +1,1 @@
+"""Optimization passes, one pure ``run(plan, ctx) -> Plan`` per module."""

@@ -1,0 +1,68 @@
+"""The optimization pipeline: named passes run in order, each ``Plan -> Plan``.
+
+Read :func:`optimize` top to bottom to see everything that happens to a
+plan. Any pass can be left out (config ``optimize.passes``) and results
+stay identical; only speed and placement change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+
+from lazyarr.optimize.check import check_plan
+from lazyarr.optimize.passes import cse, simplify
+from lazyarr.optimize.plan import PassRecord, Plan
+
+__all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PassContext:
+    """What passes may know about where the plan will run."""
+
+    executor: str = "numpy"
+    n_workers: int = 1
+    memory_limit: int | None = None
+    check: bool = False
+
+
+PassFn = Callable[[Plan, PassContext], Plan]
+
+# The order passes run in; later issues add fuse, layout, place, memory.
+PASSES: dict[str, PassFn] = {
+    "cse": cse.run,
+    "simplify": simplify.run,
+}
+
+
+def optimize(plan: Plan, passes: Sequence[str], ctx: PassContext) -> Plan:
+    """Run ``passes`` (names, in pipeline order) over ``plan``."""
+    unknown = [p for p in passes if p not in PASSES]
+    if unknown:
+        raise KeyError(f"unknown optimization pass(es) {unknown}; known: {list(PASSES)}")
+    if ctx.check:
+        check_plan(plan, "build")
+    history = list(plan.history)
+    for name, fn in PASSES.items():
+        if name not in passes:
+            continue
+        t0 = time.perf_counter()
+        before = len(plan.stages)
+        plan = fn(plan, ctx)
+        seconds = time.perf_counter() - t0
+        history.append(PassRecord(name, seconds, f"{before} -> {len(plan.stages)} stages"))
+        if ctx.check:
+            check_plan(plan, name)
+    plan.history = tuple(history)
+    return plan
+
+
+def optimize_until(plan: Plan, last: str, passes: Sequence[str], ctx: PassContext) -> Plan:
+    """Run the enabled passes up to and including ``last`` (for tests and pictures)."""
+    if last not in PASSES:
+        raise KeyError(f"unknown optimization pass {last!r}; known: {list(PASSES)}")
+    names = list(PASSES)
+    upto = names[: names.index(last) + 1]
+    return optimize(plan, [p for p in upto if p in passes], ctx)

@@ -1,0 +1,133 @@
+"""Random arrays whose values depend on (seed, shape) only.
+
+Values are drawn in fixed tiles chosen from the array's shape, each tile
+seeded from ``(seed, tile index)``; every block gathers its tiles, so every
+executor and every chunking gives the same numbers for the same seed.
+A ``seed`` of None draws a fresh seed when the expression is written.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+from lazyarr._array import LazyArray, wrap
+from lazyarr._convert import chunks_for
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import Random
+
+__all__ = ["Generator", "default_rng", "integers", "normal", "random", "standard_normal", "uniform"]
+
+
+def _shape(size: Any) -> tuple[int, ...]:
+    if size is None:
+        return ()
+    if isinstance(size, (int, np.integer)):
+        size = (size,)
+    shape = tuple(int(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _seed(seed: Any) -> int:
+    if seed is None:
+        return secrets.randbits(63)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return int(seed)
+
+
+def _make(dist: str, size: Any, dtype: Any, chunks: Any, seed: Any, args: tuple = ()) -> LazyArray:
+    shape = _shape(size)
+    dtype = np.dtype(dtype)
+    op = Random(dist=dist, seed=_seed(seed), args=args)
+    return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
+
+
+def _float_dtype(dtype: Any, name: str) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name}: unsupported dtype {dtype.name!r}; use float32 or float64")
+    return dtype
+
+
+def random(size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None) -> LazyArray:
+    """Uniform floats in ``[0, 1)``."""
+    return _make("random", size, _float_dtype(dtype, "random"), chunks, seed)
+
+
+def standard_normal(
+    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Samples of the standard normal distribution."""
+    return _make("standard_normal", size, _float_dtype(dtype, "standard_normal"), chunks, seed)
+
+
+def normal(
+    loc: float = 0.0, scale: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
+    chunks: Any = "auto", seed: Any = None,
+) -> LazyArray:
+    """Samples of a normal distribution with mean ``loc`` and deviation ``scale``."""
+    if scale < 0:
+        raise ValueError("scale < 0")
+    return _make("normal", size, _float_dtype(dtype, "normal"), chunks, seed, (float(loc), float(scale)))
+
+
+def uniform(
+    low: float = 0.0, high: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
+    chunks: Any = "auto", seed: Any = None,
+) -> LazyArray:
+    """Uniform floats in ``[low, high)``."""
+    return _make("uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high)))
+
+
+def integers(
+    low: int, high: int | None = None, size: Any = None, *, dtype: Any = np.int64,
+    endpoint: bool = False, chunks: Any = "auto", seed: Any = None,
+) -> LazyArray:
+    """Random integers in ``[low, high)`` (``[low, high]`` with ``endpoint``)."""
+    if high is None:
+        low, high = 0, low
+    dtype = np.dtype(dtype)
+    # NumPy's own checks of the bounds for this dtype, raised now
+    np.random.default_rng(0).integers(low, high, size=0, dtype=dtype, endpoint=endpoint)
+    if high - low + int(endpoint) <= 0:
+        raise ValueError("low >= high" if not endpoint else "low > high")
+    return _make("integers", size, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
+
+
+class Generator:
+    """A seeded source of lazy random arrays (each call uses the next seed)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        self._seq = np.random.SeedSequence(_seed(seed))
+
+    def _next(self) -> int:
+        (child,) = self._seq.spawn(1)
+        return int(child.generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+    def random(self, size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto") -> LazyArray:
+        return random(size, dtype=dtype, chunks=chunks, seed=self._next())
+
+    def standard_normal(self, size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto"):
+        return standard_normal(size, dtype=dtype, chunks=chunks, seed=self._next())
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, chunks: Any = "auto"):
+        return normal(loc, scale, size, chunks=chunks, seed=self._next())
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, chunks: Any = "auto"):
+        return uniform(low, high, size, chunks=chunks, seed=self._next())
+
+    def integers(self, low: int, high: int | None = None, size: Any = None, *, dtype: Any = np.int64,
+                 endpoint: bool = False, chunks: Any = "auto"):
+        return integers(low, high, size, dtype=dtype, endpoint=endpoint, chunks=chunks, seed=self._next())
+
+
+def default_rng(seed: Any = None) -> Generator:
+    """A :class:`Generator` seeded with ``seed``."""
+    return Generator(seed)
