@@ -24,6 +24,7 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check lazyarr tests bench
 
 bench: $(STAMP)
+	$(PY) -m pip install -q -e ".[test,bench]"
 	$(PY) bench/overhead.py
 
 clean:

@@ -6,7 +6,9 @@
 90.0
 """
 
-from lazyarr import config
+import sys as _sys
+
+from lazyarr import _array, config
 from lazyarr._array import LazyArray
 from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.dtypes import *  # noqa: F403
@@ -21,6 +23,8 @@ from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr import fft, linalg, random  # noqa: E402  (submodule namespaces)
+
+_array._NAMESPACE["module"] = _sys.modules[__name__]
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"

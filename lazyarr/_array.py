@@ -28,6 +28,9 @@ from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 
+# The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
+_NAMESPACE: dict[str, Any] = {}
+
 # numpy function -> lazyarr implementation, filled by the namespace modules.
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
@@ -294,9 +297,7 @@ class LazyArray:
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}")
-        import lazyarr
-
-        return lazyarr
+        return _NAMESPACE["module"]
 
     # -- representation -------------------------------------------------------
     def _summary(self) -> dict[str, Any]:

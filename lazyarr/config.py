@@ -371,7 +371,9 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
             return default
         raise _unknown(path)
     try:
-        return copy.deepcopy(_store.get(path))
+        value = _store.get(path)
+        # scalars are immutable: only containers need a defensive copy
+        return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
     except KeyError:
         if default is _NO_DEFAULT:
             raise

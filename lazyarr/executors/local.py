@@ -83,7 +83,7 @@ class BlockRunner:
         progress = progress or NullProgress()
         stats = RunStats(self.name)
         t_start = time.perf_counter()
-        readers = plan.consumers()
+        readers = plan.readers
         remaining = {n: len(r) for n, r in readers.items()}
         keep = set(outputs)
         store: dict[str, Blocks] = {}

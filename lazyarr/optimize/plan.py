@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from functools import cached_property
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +55,7 @@ class Stage:
 
     @property
     def nblocks(self) -> int:
-        return int(np.prod(self.expr.numblocks, dtype=np.int64))
+        return math.prod(self.expr.numblocks)
 
     def replace(self, **changes: Any) -> Stage:
         return dataclasses.replace(self, **changes)
@@ -89,6 +91,11 @@ class Plan:
             stages[n] = Stage(n, expr, tuple(by_pos[i] for i in range(len(expr.inputs))))
         return cls(stages, tuple(g.graph["outputs"]))
 
+    @cached_property
+    def readers(self) -> dict[str, list[str]]:
+        """For each stage, the stages that read it (computed once per plan)."""
+        return self.consumers()
+
     def consumers(self) -> dict[str, list[str]]:
         """For each stage, the stages that read it (each listed once)."""
         out: dict[str, list[str]] = {n: [] for n in self.stages}
@@ -113,7 +120,7 @@ class Plan:
     def with_stages(self, stages: dict[str, Stage], outputs: Sequence[str] | None = None) -> Plan:
         return Plan(stages, tuple(outputs) if outputs is not None else self.outputs, self.history)
 
-    @property
+    @cached_property
     def total_blocks(self) -> int:
         return sum(s.nblocks for s in self.stages.values())
 

@@ -1,0 +1,85 @@
+"""Chunk normalisation and block-range arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lazyarr.graph.chunks import (
+    auto_chunks,
+    block_slices,
+    blocks_in_range,
+    normalize_chunks,
+    offsets,
+    regular_chunks,
+)
+
+
+def test_regular_chunks():
+    assert regular_chunks(10, 4) == (4, 4, 2)
+    assert regular_chunks(8, 4) == (4, 4)
+    assert regular_chunks(0, 4) == (0,)
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape", "want"),
+    [
+        (2, (5, 3), ((2, 2, 1), (2, 1))),
+        ((2, -1), (5, 3), ((2, 2, 1), (3,))),
+        ((None, 2), (5, 3), ((5,), (2, 1))),
+        (((1, 4), (3,)), (5, 3), ((1, 4), (3,))),
+        ({0: 2}, (5, 3), ((2, 2, 1), (3,))),
+        ((), (), ()),
+        ((2,), (0,), ((0,),)),
+    ],
+)
+def test_normalize_chunks(spec, shape, want):
+    assert normalize_chunks(spec, shape, 8, 1 << 20) == want
+
+
+@pytest.mark.parametrize(
+    "spec", [((1, 3), (3,)), (2,), "big", ((1, -1, 5), (3,)), (0, 3)]
+)
+def test_bad_chunks_raise_value_error(spec):
+    with pytest.raises(ValueError):
+        normalize_chunks(spec, (5, 3), 8, 1 << 20)
+
+
+def test_auto_chunks_keep_rows_whole_and_respect_the_limit():
+    chunks = auto_chunks((100_000, 1000), 8, 64 << 20)
+    assert chunks[1] == (1000,)
+    assert max(chunks[0]) * 1000 * 8 <= 64 << 20
+    assert sum(chunks[0]) == 100_000
+    # balanced: blocks differ by at most the remainder block
+    assert len(set(chunks[0][:-1])) == 1
+
+
+@given(
+    st.lists(st.integers(0, 50), min_size=0, max_size=4),
+    st.integers(1, 4096),
+)
+def test_auto_chunks_cover_the_shape(shape, limit):
+    chunks = auto_chunks(tuple(shape), 8, limit)
+    assert tuple(sum(c) for c in chunks) == tuple(shape)
+    for c, n in zip(chunks, shape):
+        assert all(b > 0 for b in c) or n == 0
+
+
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=6), st.data())
+def test_blocks_in_range_finds_exactly_the_overlapping_blocks(blocks, data):
+    blocks = tuple(blocks)
+    n = sum(blocks)
+    start = data.draw(st.integers(0, n))
+    stop = data.draw(st.integers(start, n))
+    o = offsets(blocks)
+    got = list(blocks_in_range(blocks, start, stop))
+    want = [i for i in range(len(blocks)) if o[i] < stop and o[i + 1] > start]
+    if stop > start:
+        assert got == want
+    else:
+        assert len(got) == 1
+
+
+def test_block_slices():
+    assert block_slices(((2, 2, 1), (3,)), (2, 0)) == (slice(4, 5), slice(0, 3))
