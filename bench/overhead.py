@@ -14,9 +14,9 @@ import time
 import dask
 import dask.array as da
 import numpy as np
+from report import Report, timeit, versions
 
 import lazyarr as la
-from report import Report, timeit, versions
 
 
 def tiny_workloads(quick: bool) -> list[tuple[str, object, object, object]]:
@@ -29,11 +29,24 @@ def tiny_workloads(quick: bool) -> list[tuple[str, object, object, object]]:
     scalar = la.asarray(np.float64(3.0))
     return [
         ("float(x[3])", lambda: float(lx[3]), lambda: float(dx[3].compute()), lambda: float(n[3])),
-        ("(x*2+1).sum() built+computed", lambda: (lx * 2 + 1).sum().compute(),
-         lambda: (dx * 2 + 1).sum().compute(), lambda: (n * 2 + 1).sum()),
-        ("same expression, computed again", cached.compute, dcached.compute, lambda: (n * 2 + 1).sum()),
-        ("0-d: (s + 1).compute()", lambda: (scalar + 1).compute(),
-         lambda: (da.from_array(np.float64(3.0)) + 1).compute(), lambda: np.float64(3.0) + 1),
+        (
+            "(x*2+1).sum() built+computed",
+            lambda: (lx * 2 + 1).sum().compute(),
+            lambda: (dx * 2 + 1).sum().compute(),
+            lambda: (n * 2 + 1).sum(),
+        ),
+        (
+            "same expression, computed again",
+            cached.compute,
+            dcached.compute,
+            lambda: (n * 2 + 1).sum(),
+        ),
+        (
+            "0-d: (s + 1).compute()",
+            lambda: (scalar + 1).compute(),
+            lambda: (da.from_array(np.float64(3.0)) + 1).compute(),
+            lambda: np.float64(3.0) + 1,
+        ),
     ]
 
 
@@ -56,8 +69,13 @@ def build_cost(n_ops: int) -> dict[str, float]:
     t0 = time.perf_counter()
     dask.optimize(d)
     t_dopt = (time.perf_counter() - t0) / (2 * n_ops)
-    return {"lazyarr build": t_la, "lazyarr plan": t_plan, "dask build": t_da,
-            "dask optimize": t_dopt, "stages": len(plan.stages)}
+    return {
+        "lazyarr build": t_la,
+        "lazyarr plan": t_plan,
+        "dask build": t_da,
+        "dask optimize": t_dopt,
+        "stages": len(plan.stages),
+    }
 
 
 def main() -> None:
@@ -76,8 +94,13 @@ def main() -> None:
             for tool, fn in (("numpy", f_np), ("lazyarr", f_la), ("dask (sync)", f_da)):
                 fn()  # warm: imports, plan cache
                 t = timeit(fn, repeat=5, number=number if tool != "dask (sync)" else number // 10)
-                report.add(workload=name, tool=tool, median_us=t["median"] * 1e6,
-                           min_us=t["min"] * 1e6, x_numpy=t["median"] / base)
+                report.add(
+                    workload=name,
+                    tool=tool,
+                    median_us=t["median"] * 1e6,
+                    min_us=t["min"] * 1e6,
+                    x_numpy=t["median"] / base,
+                )
         cost = build_cost(500 if args.quick else 2000)
     for k in ("lazyarr build", "lazyarr plan", "dask build", "dask optimize"):
         report.add(workload="cost per op (2000-op chain)", tool=k, median_us=cost[k] * 1e6)

@@ -70,7 +70,9 @@ class Report:
     def markdown(self) -> str:
         head = "| " + " | ".join(self.columns) + " |"
         sep = "|" + "|".join("---" for _ in self.columns) + "|"
-        body = ["| " + " | ".join(_fmt(r.get(c, "")) for c in self.columns) + " |" for r in self.rows]
+        body = [
+            "| " + " | ".join(_fmt(r.get(c, "")) for c in self.columns) + " |" for r in self.rows
+        ]
         return "\n".join([head, sep, *body])
 
     def write(self, plot: tuple[str, str, str] | None = None) -> Path:
@@ -99,9 +101,7 @@ class Report:
         width = 0.8 / max(len(groups), 1)
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(xs) * len(groups) / 2), 4))
         for gi, g in enumerate(groups):
-            vals = [
-                next((r[y] for r in self.rows if r[x] == xv and r[group] == g), 0) for xv in xs
-            ]
+            vals = [next((r[y] for r in self.rows if r[x] == xv and r[group] == g), 0) for xv in xs]
             ax.bar([i + gi * width for i in range(len(xs))], vals, width, label=str(g))
         ax.set_xticks([i + width * (len(groups) - 1) / 2 for i in range(len(xs))], xs, rotation=15)
         ax.set_ylabel(y)

@@ -8,8 +8,13 @@
 
 import sys as _sys
 
-from lazyarr import _array, config
-from lazyarr._array import LazyArray
+from lazyarr import _array
+from lazyarr import config as config
+from lazyarr import fft as fft  # submodule namespaces
+from lazyarr import linalg as linalg
+from lazyarr import random as random
+from lazyarr._array import LazyArray as LazyArray
+from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
@@ -21,8 +26,6 @@ from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
-from lazyarr.namespace.compute import *  # noqa: F403
-from lazyarr import fft, linalg, random  # noqa: E402  (submodule namespaces)
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]
 

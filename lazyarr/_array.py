@@ -78,7 +78,11 @@ def _inplace(func: str) -> Callable[[LazyArray, Any], Any]:
     def method(self: LazyArray, other: Any) -> LazyArray:
         if not _is_operand(other):
             return NotImplemented
-        result = elementwise(func, self._expr, as_operand(other))
+        operand = as_operand(other)
+        if func == "power":
+            result = power_expr(self._expr, operand)
+        else:
+            result = elementwise(func, self._expr, operand)
         if result.shape != self.shape:
             raise ValueError(
                 f"non-broadcastable output operand with shape {self.shape} doesn't match "
@@ -106,7 +110,9 @@ def _unary(func: str) -> Callable[[LazyArray], LazyArray]:
 
 
 def _is_operand(value: Any) -> bool:
-    return isinstance(value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex))
+    return isinstance(
+        value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+    )
 
 
 class LazyArray:
@@ -210,7 +216,9 @@ class LazyArray:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
-            raise ValueError("a lazy array cannot be converted to NumPy without computing (copy=False)")
+            raise ValueError(
+                "a lazy array cannot be converted to NumPy without computing (copy=False)"
+            )
         out = self.compute()
         return out if dtype is None else out.astype(dtype, copy=False)
 
@@ -274,6 +282,8 @@ class LazyArray:
             return NotImplemented
         if any(not _is_operand(x) for x in inputs):
             return NotImplemented
+        if method == "__call__" and ufunc in HANDLED_FUNCTIONS:  # gufuncs: matmul, vecdot...
+            return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
         if method == "__call__" and ufunc.nout == 1 and ufunc.__name__ in ELEMENTWISE_FUNCS:
             return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
@@ -282,14 +292,17 @@ class LazyArray:
             dtype = kwargs.pop("dtype", None)
             if kwargs:
                 return NotImplemented
-            return wrap(reduce(_UFUNC_REDUCE[ufunc.__name__], as_expr(inputs[0]), axis, keepdims, dtype))
+            return wrap(
+                reduce(_UFUNC_REDUCE[ufunc.__name__], as_expr(inputs[0]), axis, keepdims, dtype)
+            )
         return NotImplemented
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         impl = HANDLED_FUNCTIONS.get(func)
         if impl is None:
             raise TypeError(
-                f"lazyarr does not implement numpy.{func.__name__} for lazy arrays; "
+                f"lazyarr does not implement {func.__module__}.{func.__qualname__} for lazy "
+                "arrays; "
                 f"call .compute() (or np.asarray) first to use NumPy's version"
             )
         return impl(*args, **kwargs)
@@ -326,7 +339,7 @@ class LazyArray:
         rows = [
             ("Shape", f"{s['shape']}", f"{s['chunksize']}"),
             ("Bytes", s["nbytes"], chunk_bytes),
-            ("Blocks", f"{s['blocks']} ({' × '.join(map(str, self.numblocks)) or '1'})", ""),
+            ("Blocks", f"{s['blocks']} ({' x '.join(map(str, self.numblocks)) or '1'})", ""),
             ("Ops", f"{s['ops']} (last: {s['op']})", ""),
             ("Type", s["dtype"], "numpy.ndarray"),
         ]
@@ -444,6 +457,41 @@ class LazyArray:
             return wrap(lin.matmul(self._expr, b))
         return wrap(lin.tensordot(self._expr, b, ((self.ndim - 1,), (max(b.ndim - 2, 0),))))
 
+    # -- NumPy methods served by namespace functions ---------------------------------
+    def _via(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        impl = HANDLED_FUNCTIONS.get(func)
+        if impl is None:  # pragma: no cover - the namespace registers all of these
+            raise NotImplementedError(f"{func.__name__} is not available")
+        return impl(self, *args, **kwargs)
+
+    def sort(self, axis: int = -1, kind: str | None = None, order: Any = None) -> None:
+        """Sort in place along ``axis`` (rebinds this array's expression, like NumPy)."""
+        self._expr = self._via(np.sort, axis, kind, order)._expr
+
+    def argsort(self, axis: int = -1, kind: str | None = None, order: Any = None) -> LazyArray:
+        return self._via(np.argsort, axis, kind, order)
+
+    def nonzero(self) -> tuple[LazyArray, ...]:
+        """Indices of non-zero elements (computes now: the length depends on the data)."""
+        return self._via(np.nonzero)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
+        return self._via(np.searchsorted, v, side, sorter)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> LazyArray:
+        return self._via(np.repeat, repeats, axis)
+
+    def take(self, indices: Any, axis: int | None = None) -> LazyArray:
+        return self._via(np.take, indices, axis)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+        return self._via(np.diagonal, offset, axis1, axis2)
+
+    def trace(
+        self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None
+    ) -> LazyArray:
+        return self._via(np.trace, offset, axis1, axis2, dtype)
+
     # -- indexing -----------------------------------------------------------
     def __getitem__(self, index: Any) -> LazyArray:
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
@@ -502,7 +550,8 @@ class LazyArray:
     def __pow__(self, other: Any) -> Any:
         if not _is_operand(other):
             return NotImplemented
-        return wrap(power_expr(self._expr, as_operand(other)))
+        fast = _scalar_power_shortcut(self._expr, other)
+        return wrap(fast if fast is not None else power_expr(self._expr, as_operand(other)))
 
     def __rpow__(self, other: Any) -> Any:
         if not _is_operand(other):
@@ -543,15 +592,32 @@ def _clip_bound(v: Any) -> Any:
     return None if v is None else as_operand(v)
 
 
+def _scalar_power_shortcut(base: Expr, exponent: Any) -> Expr | None:
+    """``ndarray.__pow__``'s shortcuts for exact Python scalars (NumPy 2): same dtypes, values."""
+    kind = base.dtype.kind
+    if type(exponent) is int and exponent == 2 and kind in "bfc":
+        return elementwise("square", base)
+    if kind in "fc" and type(exponent) is int and exponent == -1:
+        return elementwise("reciprocal", base)
+    if kind in "fc" and type(exponent) is float and exponent == 0.5:
+        return elementwise("sqrt", base)
+    return None
+
+
+def _negative_constant(value: Any) -> bool:
+    """An integer exponent known now to be negative (a scalar or a 0-d user array)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return value < 0
+    if isinstance(value, Expr) and value.ndim == 0 and value.dtype.kind == "i":
+        data = getattr(value.op, "data", None)
+        return data is not None and bool(data.array < 0)
+    return False
+
+
 def power_expr(base: Any, exponent: Any) -> Expr:
     """``base ** exponent`` with NumPy's error for negative integer powers raised early."""
     result = elementwise("power", base, exponent)
-    if (
-        result.dtype.kind in "iu"
-        and isinstance(exponent, (int, np.integer))
-        and not isinstance(exponent, bool)
-        and exponent < 0
-    ):
+    if result.dtype.kind in "iu" and _negative_constant(exponent):
         raise ValueError("Integers to negative integer powers are not allowed.")
     return result
 

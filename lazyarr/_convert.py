@@ -11,8 +11,9 @@ from lazyarr.graph.chunks import normalize_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import from_array
 from lazyarr.graph.ops._common import is_scalar
+from lazyarr.graph.token import ArrayData
 
-__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for"]
+__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "source_expr"]
 
 
 def chunk_limit() -> int:
@@ -33,9 +34,25 @@ def as_expr(value: Any, chunks: Any = "auto") -> Expr:
     if isinstance(value, Expr):
         return value
     arr = np.asarray(value)
+    # np.asarray made a fresh array (lists, scalars): nobody else can write to it
+    owned = arr is not value and arr.base is None
+    return source_expr(arr, chunks, owned)
+
+
+def source_expr(arr: np.ndarray, chunks: Any, owned: bool) -> Expr:
+    """A source over ``arr``; a buffer someone else may write to is keyed by its address too.
+
+    Equal keys mean equal values (CSE and the plan cache rely on it), so an
+    array lazyarr does not own cannot be keyed by its content alone: after
+    its owner writes to it, another array with the old content would share
+    its key, and a cached plan would read the wrong buffer.
+    """
     if arr.dtype.kind in "OUSVMm":
-        raise TypeError(f"lazyarr arrays cannot hold dtype {arr.dtype} ({type(value).__name__})")
-    return from_array(arr, chunks_for(chunks, arr.shape, arr.dtype))
+        raise TypeError(f"lazyarr arrays cannot hold dtype {arr.dtype}")
+    token = ArrayData(arr).token
+    if not owned:
+        token = f"{token}@{arr.__array_interface__['data'][0]:x}/{arr.strides}"
+    return from_array(arr, chunks_for(chunks, arr.shape, arr.dtype), token)
 
 
 def as_operand(value: Any) -> Any:

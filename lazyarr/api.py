@@ -90,7 +90,10 @@ def clear_plan_cache() -> None:
 
 
 def _prepare(
-    exprs: Sequence[Expr], executor: str | None, optimize_: bool | None, passes: Sequence[str] | None
+    exprs: Sequence[Expr],
+    executor: str | None,
+    optimize_: bool | None,
+    passes: Sequence[str] | None,
 ) -> tuple[Any, Plan]:
     ex = resolve_executor(executor)
     plan = make_plan(exprs, ex.name, passes_for(optimize_, passes))

@@ -56,7 +56,9 @@ def _float_dtype(dtype: Any, name: str) -> np.dtype:
     return dtype
 
 
-def random(size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None) -> LazyArray:
+def random(
+    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
     """Uniform floats in ``[0, 1)``."""
     return _make("random", size, _float_dtype(dtype, "random"), chunks, seed)
 
@@ -69,36 +71,57 @@ def standard_normal(
 
 
 def normal(
-    loc: float = 0.0, scale: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
-    chunks: Any = "auto", seed: Any = None,
+    loc: float = 0.0,
+    scale: float = 1.0,
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
 ) -> LazyArray:
     """Samples of a normal distribution with mean ``loc`` and deviation ``scale``."""
     if scale < 0:
         raise ValueError("scale < 0")
-    return _make("normal", size, _float_dtype(dtype, "normal"), chunks, seed, (float(loc), float(scale)))
+    return _make(
+        "normal", size, _float_dtype(dtype, "normal"), chunks, seed, (float(loc), float(scale))
+    )
 
 
 def uniform(
-    low: float = 0.0, high: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
-    chunks: Any = "auto", seed: Any = None,
+    low: float = 0.0,
+    high: float = 1.0,
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
 ) -> LazyArray:
     """Uniform floats in ``[low, high)``."""
-    return _make("uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high)))
+    return _make(
+        "uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high))
+    )
 
 
 def integers(
-    low: int, high: int | None = None, size: Any = None, *, dtype: Any = np.int64,
-    endpoint: bool = False, chunks: Any = "auto", seed: Any = None,
+    low: int,
+    high: int | None = None,
+    size: Any = None,
+    *,
+    dtype: Any = np.int64,
+    endpoint: bool = False,
+    chunks: Any = "auto",
+    seed: Any = None,
 ) -> LazyArray:
     """Random integers in ``[low, high)`` (``[low, high]`` with ``endpoint``)."""
     if high is None:
         low, high = 0, low
     dtype = np.dtype(dtype)
-    # NumPy's own checks of the bounds for this dtype, raised now
-    np.random.default_rng(0).integers(low, high, size=0, dtype=dtype, endpoint=endpoint)
-    if high - low + int(endpoint) <= 0:
-        raise ValueError("low >= high" if not endpoint else "low > high")
-    return _make("integers", size, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
+    shape = _shape(size)
+    # NumPy's own checks of the bounds for this dtype, raised now (NumPy skips
+    # them when nothing is drawn, so probe with one draw unless the size is 0)
+    probe = 0 if 0 in shape else 1
+    np.random.default_rng(0).integers(low, high, size=probe, dtype=dtype, endpoint=endpoint)
+    return _make("integers", shape, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
 
 
 class Generator:
@@ -111,21 +134,37 @@ class Generator:
         (child,) = self._seq.spawn(1)
         return int(child.generate_state(2, np.uint64)[0] >> np.uint64(1))
 
-    def random(self, size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto") -> LazyArray:
+    def random(
+        self, size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto"
+    ) -> LazyArray:
         return random(size, dtype=dtype, chunks=chunks, seed=self._next())
 
     def standard_normal(self, size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto"):
         return standard_normal(size, dtype=dtype, chunks=chunks, seed=self._next())
 
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, chunks: Any = "auto"):
+    def normal(
+        self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, chunks: Any = "auto"
+    ):
         return normal(loc, scale, size, chunks=chunks, seed=self._next())
 
-    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, chunks: Any = "auto"):
+    def uniform(
+        self, low: float = 0.0, high: float = 1.0, size: Any = None, *, chunks: Any = "auto"
+    ):
         return uniform(low, high, size, chunks=chunks, seed=self._next())
 
-    def integers(self, low: int, high: int | None = None, size: Any = None, *, dtype: Any = np.int64,
-                 endpoint: bool = False, chunks: Any = "auto"):
-        return integers(low, high, size, dtype=dtype, endpoint=endpoint, chunks=chunks, seed=self._next())
+    def integers(
+        self,
+        low: int,
+        high: int | None = None,
+        size: Any = None,
+        *,
+        dtype: Any = np.int64,
+        endpoint: bool = False,
+        chunks: Any = "auto",
+    ):
+        return integers(
+            low, high, size, dtype=dtype, endpoint=endpoint, chunks=chunks, seed=self._next()
+        )
 
 
 def default_rng(seed: Any = None) -> Generator:

@@ -44,7 +44,9 @@ def _expr_of(value: Any) -> Any:
     return as_expr(value)
 
 
-def _compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, check_dtype: bool, where: str) -> None:
+def _compare(
+    got: np.ndarray, want: np.ndarray, rtol: float, atol: float, check_dtype: bool, where: str
+) -> None:
     if got.shape != want.shape:
         raise AssertionError(f"{where}: shape {got.shape} != NumPy's {want.shape}")
     if check_dtype and got.dtype != want.dtype:
@@ -55,7 +57,8 @@ def _compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, check_
         if not ok:
             diff = np.abs(got.astype(complex) - want.astype(complex))
             raise AssertionError(
-                f"{where}: values differ from NumPy's (max abs diff {np.nanmax(diff) if diff.size else 0}, "
+                f"{where}: values differ from NumPy's "
+                f"(max abs diff {np.nanmax(diff) if diff.size else 0}, "
                 f"rtol={rtol}, atol={atol})\n got: {got!r}\nwant: {want!r}"
             )
     elif not np.array_equal(got, want):
@@ -95,7 +98,9 @@ def assert_eq(
                 _compare(got, want, rtol, atol, check_dtype, where)
 
 
-def assert_same_error(numpy_call: Callable[[], Any], lazy_call: Callable[[], Any]) -> type[BaseException]:
+def assert_same_error(
+    numpy_call: Callable[[], Any], lazy_call: Callable[[], Any]
+) -> type[BaseException]:
     """Both calls raise the same exception type; lazyarr's without computing anything.
 
     Returns the exception type. ``lazy_call`` runs under the ``raise``
@@ -105,7 +110,7 @@ def assert_same_error(numpy_call: Callable[[], Any], lazy_call: Callable[[], Any
         warnings.simplefilter("ignore")
         try:
             numpy_call()
-        except Exception as e:  # noqa: BLE001 - any NumPy error is the oracle
+        except Exception as e:
             want: type[BaseException] = type(e)
         else:
             raise AssertionError("NumPy did not raise; nothing to compare")
@@ -114,7 +119,7 @@ def assert_same_error(numpy_call: Callable[[], Any], lazy_call: Callable[[], Any
             lazy_call()
         except ComputeRefused as e:
             raise AssertionError(f"lazyarr computed instead of raising {want.__name__}: {e}") from e
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             if not isinstance(e, want) and not issubclass(want, type(e)):
                 raise AssertionError(
                     f"lazyarr raised {type(e).__name__}({e}) where NumPy raises {want.__name__}"

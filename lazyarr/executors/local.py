@@ -8,8 +8,8 @@ Blocks of a stage are freed as soon as the last stage reading them is done.
 from __future__ import annotations
 
 import time
-from itertools import product
 from collections.abc import Callable, Iterable, Sequence
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -134,9 +134,7 @@ class BlockRunner:
 
             def one(index: tuple[int, ...]) -> np.ndarray:
                 parts = [
-                    kernel.partial(
-                        expr.op, expr, blocks_in[i], block_slices(x.chunks, i), x.shape
-                    )
+                    kernel.partial(expr.op, expr, blocks_in[i], block_slices(x.chunks, i), x.shape)
                     for i in reduce_inputs(expr, index)
                 ]
                 state = tree_combine(parts, lambda a, b: kernel.combine(expr.op, a, b))

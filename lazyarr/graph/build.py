@@ -26,7 +26,7 @@ def build(outputs: Sequence[Expr]) -> nx.DiGraph:
     """The DAG of every expression reachable from ``outputs``.
 
     Node attributes: ``expr``, ``op`` (label), ``shape``, ``dtype``,
-    ``chunks``, ``nbytes``. Edge attribute ``positions``: the input
+    ``chunks``, ``bytes``. Edge attribute ``positions``: the input
     positions of the consumer that read the producer. Graph attribute
     ``outputs``: the node names of ``outputs`` in order.
     """
@@ -48,7 +48,7 @@ def build(outputs: Sequence[Expr]) -> nx.DiGraph:
                 shape=e.shape,
                 dtype=e.dtype,
                 chunks=e.chunks,
-                nbytes=e.nbytes,
+                bytes=e.nbytes,
             )
         return n
 

@@ -75,9 +75,7 @@ def _is_intlike(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def normalize_chunks(
-    chunks: Any, shape: Sequence[int], itemsize: int, limit_bytes: int
-) -> Chunks:
+def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_bytes: int) -> Chunks:
     """Turn a user chunk spec into explicit per-axis block lengths.
 
     Accepts ``"auto"``/``None``, one int for every axis, a per-axis tuple of
@@ -95,13 +93,17 @@ def normalize_chunks(
         chunks = tuple(chunks.get(ax, chunks.get(ax - len(shape), -1)) for ax in range(len(shape)))
     chunks = tuple(chunks)
     if len(chunks) != len(shape):
-        raise ValueError(f"chunks {chunks!r} have {len(chunks)} axes but shape {shape} has {len(shape)}")
+        raise ValueError(
+            f"chunks {chunks!r} have {len(chunks)} axes but shape {shape} has {len(shape)}"
+        )
     auto_axes = [ax for ax, c in enumerate(chunks) if isinstance(c, str)]
     out: list[tuple[int, ...]] = []
     for ax, (c, n) in enumerate(zip(chunks, shape)):
         if isinstance(c, str):
             if c != "auto":
-                raise ValueError(f"chunks for axis {ax} must be 'auto', an int or a tuple, not {c!r}")
+                raise ValueError(
+                    f"chunks for axis {ax} must be 'auto', an int or a tuple, not {c!r}"
+                )
             out.append((n,) if n else (0,))
         elif c is None or (_is_intlike(c) and int(c) == -1):
             out.append((n,) if n else (0,))

@@ -8,6 +8,7 @@ Its ``key`` is a structural hash, so equal expressions have equal keys.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -46,6 +47,17 @@ class Op:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        fields = {
+            n
+            for n, a in inspect.get_annotations(cls).items()
+            if "ClassVar" not in str(a)
+        }
+        clash = {"kind", "name"} & fields
+        if clash:
+            raise TypeError(
+                f"{cls.__name__}: a parameter field may not be called {sorted(clash)} "
+                "(they are the op's class attributes)"
+            )
         if "name" in cls.__dict__:
             _OP_TYPES[cls.name] = cls
 
@@ -132,7 +144,9 @@ class Expr:
         return isinstance(other, Expr) and other.key == self.key
 
     def __repr__(self) -> str:
-        return f"Expr({self.op.label()}, shape={self.shape}, dtype={self.dtype}, key={self.key[:8]})"
+        return (
+            f"Expr({self.op.label()}, shape={self.shape}, dtype={self.dtype}, key={self.key[:8]})"
+        )
 
     @property
     def ndim(self) -> int:

@@ -32,11 +32,15 @@ def encode_value(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         f = float(v)
         text = repr(f) if f == f and abs(f) != float("inf") else str(f)
-        return {"__t": "float", "v": text} if type(v) is float else {
-            "__t": "npscalar",
-            "dtype": v.dtype.str,
-            "v": text,
-        }
+        return (
+            {"__t": "float", "v": text}
+            if type(v) is float
+            else {
+                "__t": "npscalar",
+                "dtype": v.dtype.str,
+                "v": text,
+            }
+        )
     if isinstance(v, (complex, np.complexfloating)):
         c = complex(v)
         return {"__t": "complex", "re": repr(c.real), "im": repr(c.imag)}
@@ -45,7 +49,10 @@ def encode_value(v: Any) -> Any:
     if isinstance(v, np.dtype):
         return {"__t": "dtype", "v": v.str}
     if isinstance(v, slice):
-        return {"__t": "slice", "v": [encode_value(v.start), encode_value(v.stop), encode_value(v.step)]}
+        return {
+            "__t": "slice",
+            "v": [encode_value(v.start), encode_value(v.stop), encode_value(v.step)],
+        }
     if v is Ellipsis:
         return {"__t": "ellipsis"}
     if isinstance(v, tuple):

@@ -20,7 +20,9 @@ __all__ = ["assemble", "blocks_for_region", "tree_combine"]
 T = TypeVar("T")
 
 
-def blocks_for_region(chunks: Chunks, region: Sequence[slice]) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+def blocks_for_region(
+    chunks: Chunks, region: Sequence[slice]
+) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
     """The blocks overlapping ``region``, each with the local slice to take."""
     per_axis = []
     for blocks, sl in zip(chunks, region):
@@ -50,9 +52,7 @@ def assemble(
     if len(parts) == 1:
         index, local = parts[0]
         block = get_block(index)
-        if all(
-            s.start == 0 and s.stop == n for s, n in zip(local, block.shape)
-        ):
+        if all(s.start == 0 and s.stop == n for s, n in zip(local, block.shape)):
             return block
         return block[local]
     counts = [len({p[0][ax] for p in parts}) for ax in range(len(region))]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr, chunks_for
+from lazyarr._convert import as_expr, chunks_for, source_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Arange, Eye, Linspace
 from lazyarr.graph.ops import full as full_op
@@ -51,6 +51,10 @@ def _default_float() -> np.dtype:
     return np.dtype(np.float64)
 
 
+def _source(arr: np.ndarray, chunks: Any, owned: bool) -> LazyArray:
+    return wrap(source_expr(arr, chunks, owned))
+
+
 def asarray(
     obj: Any,
     /,
@@ -60,24 +64,33 @@ def asarray(
     copy: bool | None = None,
     chunks: Any = "auto",
 ) -> LazyArray:
-    """A lazy array of ``obj`` (standard ``copy`` semantics: False never copies NumPy input)."""
+    """A lazy array of ``obj`` (standard ``copy`` semantics: False never copies NumPy input).
+
+    Without a copy the lazy array reads the caller's buffer when it computes,
+    so later writes to that buffer are seen (as with a NumPy view).
+    """
     if device not in (None, "cpu"):
         raise ValueError(f"lazyarr arrays live on 'cpu', not {device!r}")
     if isinstance(obj, LazyArray):
         out = obj if dtype is None else obj.astype(dtype, copy=bool(copy))
+        if copy and out is obj:
+            out = wrap(obj._expr)  # a new handle: setitem on it leaves ``obj`` alone
         if chunks != "auto":
             out = out.rechunk(chunks)
         return out
     if copy is False:
         if not isinstance(obj, np.ndarray) or (dtype is not None and np.dtype(dtype) != obj.dtype):
             raise ValueError("asarray(copy=False) would need a copy of this input")
-        arr = obj
-    else:
-        arr = np.array(obj, dtype=dtype, copy=True) if copy else np.asarray(obj, dtype=dtype)
-    if isinstance(obj, np.ndarray) and copy is None and arr is obj:
-        # a view, not the user's object, so later resizes of theirs cannot reach us
         arr = obj.view()
-    return wrap(as_expr(arr, chunks))
+    elif copy:
+        arr = np.array(obj, dtype=dtype, copy=True)
+    else:
+        arr = np.asarray(obj, dtype=dtype)
+        if arr is obj:
+            # a view, not the user's object, so later resizes of theirs cannot reach us
+            arr = obj.view()
+    owned = bool(copy) or isinstance(obj, (list, tuple, bool, int, float, complex))
+    return _source(arr, chunks, owned)
 
 
 @implements("array")
@@ -93,22 +106,24 @@ def from_array(x: Any, chunks: Any = "auto") -> LazyArray:
 
 def _full_expr(shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr:
     shape = _shape(shape)
-    if dtype is None:
-        dtype = np.asarray(value).dtype if not isinstance(value, float) else _default_float()
-        if isinstance(value, bool):
-            dtype = np.dtype(bool)
-        elif isinstance(value, int):
-            dtype = np.dtype(np.int64)
-        elif isinstance(value, complex):
-            dtype = np.dtype(np.complex128)
-    dtype = np.dtype(dtype)
-    if isinstance(value, LazyArray):
-        raise TypeError("full() takes a scalar fill value, not a lazy array")
+    if isinstance(value, LazyArray) or np.ndim(value) != 0:
+        raise NotImplementedError(
+            "lazyarr's full() takes a scalar fill value; for an array fill value use "
+            "broadcast_to(asarray(value), shape)"
+        )
+    if isinstance(value, np.ndarray):
+        value = value[()]
+    # NumPy's choice: the dtype of ``np.array(fill_value)``
+    dtype = np.asarray(value).dtype if dtype is None else np.dtype(dtype)
+    if dtype.kind in "OUSVMm":
+        raise TypeError(f"lazyarr arrays cannot hold dtype {dtype} (fill value {value!r})")
     return full_op(shape, value, dtype, chunks_for(chunks, shape, dtype))
 
 
 @implements("full")
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
+def full(
+    shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto"
+) -> LazyArray:
     """An array of ``shape`` filled with ``fill_value``."""
     return wrap(_full_expr(shape, fill_value, dtype, chunks))
 
@@ -116,13 +131,13 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, 
 @implements("zeros")
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array of zeros (float64 by default)."""
-    return wrap(_full_expr(shape, 0, dtype or _default_float(), chunks))
+    return wrap(_full_expr(shape, 0, _default_float() if dtype is None else dtype, chunks))
 
 
 @implements("ones")
 def ones(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array of ones (float64 by default)."""
-    return wrap(_full_expr(shape, 1, dtype or _default_float(), chunks))
+    return wrap(_full_expr(shape, 1, _default_float() if dtype is None else dtype, chunks))
 
 
 @implements("empty")
@@ -139,7 +154,9 @@ def _like(x: Any, value: Any, dtype: Any, chunks: Any) -> LazyArray:
 
 
 @implements("zeros_like")
-def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None, chunks: Any = None) -> LazyArray:
+def zeros_like(
+    x: Any, /, *, dtype: Any = None, device: Any = None, chunks: Any = None
+) -> LazyArray:
     """Zeros with the shape (and by default dtype and chunks) of ``x``."""
     return _like(x, 0, dtype, chunks)
 
@@ -151,7 +168,9 @@ def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None, chunks: Any =
 
 
 @implements("empty_like")
-def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None, chunks: Any = None) -> LazyArray:
+def empty_like(
+    x: Any, /, *, dtype: Any = None, device: Any = None, chunks: Any = None
+) -> LazyArray:
     """Unspecified values (zeros) with the shape of ``x``."""
     return _like(x, 0, dtype, chunks)
 
@@ -162,6 +181,31 @@ def full_like(
 ) -> LazyArray:
     """``fill_value`` with the shape (and by default dtype and chunks) of ``x``."""
     return _like(x, fill_value, dtype, chunks)
+
+
+def _range_arg(value: Any, name: str) -> Any:
+    if isinstance(value, LazyArray):
+        raise TypeError(f"arange: {name} must be a scalar, not a lazy array")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise TypeError(f"arange: {name} must be a scalar, not an array of shape {value.shape}")
+        return value[()]
+    return value
+
+
+def _arange_length(start: Any, stop: Any, step: Any) -> int:
+    """NumPy's length rule: ``ceil((stop - start) / step)`` (per part for complex)."""
+    try:
+        val = (stop - start) / step
+        if isinstance(val, (complex, np.complexfloating)):
+            n = min(math.ceil(val.real), math.ceil(val.imag))
+        else:
+            n = math.ceil(val)
+    except OverflowError:
+        raise ValueError("Maximum allowed size exceeded") from None
+    except ValueError:
+        raise ValueError("arange: cannot compute length") from None
+    return max(int(n), 0)
 
 
 @implements("arange")
@@ -175,22 +219,33 @@ def arange(
     device: Any = None,
     chunks: Any = "auto",
 ) -> LazyArray:
-    """Evenly spaced values in ``[start, stop)`` (NumPy's length and dtype rules)."""
+    """Evenly spaced values in ``[start, stop)`` (NumPy's length, dtype and values)."""
     if stop is None:
         start, stop = 0, start
+    start, stop, step = (
+        _range_arg(v, n) for v, n in ((start, "start"), (stop, "stop"), (step, "step"))
+    )
     if step == 0:
         raise ZeroDivisionError("arange: step must not be zero")
-    probe = np.arange(start, start + step, step, dtype=dtype) if dtype is not None else None
-    out_dtype = (
-        probe.dtype if probe is not None else np.result_type(*(np.asarray(v) for v in (start, stop, step)))
-    )
-    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int) and dtype is None:
-        out_dtype = np.dtype(np.int64)
-    n = max(0, math.ceil((stop - start) / step)) if not isinstance(start + stop + step, complex) else 0
-    shape = (int(n),)
-    return wrap(
-        Expr(Arange(start=start, step=step), (), shape, out_dtype, chunks_for(chunks, shape, out_dtype))
-    )
+    if dtype is None:
+        # NumPy's rule: the kind of the bounds' promotion, at its default precision
+        # (``arange(np.float32(5))`` is float64; Python ints past int64 give float64)
+        kind = np.result_type(*(np.asarray(v) for v in (start, stop, step))).kind
+        out_dtype = np.dtype({"c": np.complex128, "f": np.float64}.get(kind, np.int64))
+    else:
+        out_dtype = np.dtype(dtype)
+    if out_dtype.kind in "OUSVMm":
+        raise TypeError(f"arange: unsupported dtype {out_dtype}")
+    n = _arange_length(start, stop, step)
+    if n > np.iinfo(np.intp).max // max(out_dtype.itemsize, 1):
+        raise ValueError("Maximum allowed size exceeded")
+    if out_dtype.kind == "b" and n > 2:
+        raise TypeError(
+            "arange() is only supported for booleans when the result has at most length 2."
+        )
+    shape = (n,)
+    op = Arange(start=start, step=step)
+    return wrap(Expr(op, (), shape, out_dtype, chunks_for(chunks, shape, out_dtype)))
 
 
 @implements("linspace")
@@ -209,9 +264,8 @@ def linspace(
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if dtype is None:
-        dtype = np.result_type(start, stop, float(num))
-    dtype = np.dtype(dtype)
+    # NumPy's own dtype rules and errors, on zero samples
+    dtype = np.linspace(start, stop, 0, dtype=dtype).dtype
     shape = (num,)
     op = Linspace(start=start, stop=stop, num=num, endpoint=bool(endpoint))
     return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
@@ -231,7 +285,7 @@ def eye(
     """A 2-D array with ones on the ``k``-th diagonal."""
     n_cols = n_rows if n_cols is None else n_cols
     shape = _shape((n_rows, n_cols))
-    dtype = np.dtype(dtype or np.float64)
+    dtype = _default_float() if dtype is None else np.dtype(dtype)
     return wrap(Expr(Eye(k=int(k)), (), shape, dtype, chunks_for(chunks, shape, dtype)))
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "uint64",
 ]
 
-bool = np.dtype(np.bool_)  # noqa: A001 - the standard's name
+bool = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
 int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
@@ -56,8 +56,19 @@ nan = float("nan")
 newaxis = None
 
 _SUPPORTED = (
-    bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float32, float64, complex64, complex128,
+    bool,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float32,
+    float64,
+    complex64,
+    complex128,
 )
 _KINDS = {
     "bool": lambda d: d.kind == "b",
@@ -103,12 +114,12 @@ def can_cast(from_: Any, to: Any, /) -> Any:
     return np.can_cast(src, np.dtype(to))
 
 
-def finfo(type: Any, /) -> np.finfo:  # noqa: A002
+def finfo(type: Any, /) -> np.finfo:
     """Machine limits of a floating dtype."""
     return np.finfo(type.dtype if isinstance(type, LazyArray) else type)
 
 
-def iinfo(type: Any, /) -> np.iinfo:  # noqa: A002
+def iinfo(type: Any, /) -> np.iinfo:
     """Machine limits of an integer dtype."""
     return np.iinfo(type.dtype if isinstance(type, LazyArray) else type)
 
@@ -134,11 +145,9 @@ class _Info:
         }
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, np.dtype]:
-        return {
-            d.name: d for d in _SUPPORTED if kind is None or isdtype(d, kind)
-        }
+        return {d.name: d for d in _SUPPORTED if kind is None or isdtype(d, kind)}
 
 
-def __array_namespace_info__() -> _Info:  # noqa: N807 - the standard's name
+def __array_namespace_info__() -> _Info:
     """The inspection namespace of the Array API standard."""
     return _Info()

@@ -50,14 +50,14 @@ def _make(name: str, ufunc_name: str) -> Callable[..., LazyArray]:
 _UFUNCS = sorted(n for n, f in ELEMENTWISE_FUNCS.items() if isinstance(f, np.ufunc))
 _generated: dict[str, Callable[..., LazyArray]] = {}
 for _name in _UFUNCS:
-    if _name != "power":
+    if _name not in ("power", "pow"):  # defined below, with the negative-exponent check
         _generated[_name] = _make(_name, _name)
 for _alias, _target in ARRAY_API_ALIASES.items():
     _generated[_alias] = _make(_alias, _target)
 globals().update(_generated)
 
 
-def pow(x1: Any, x2: Any, /) -> LazyArray:  # noqa: A001 - the standard's name
+def pow(x1: Any, x2: Any, /) -> LazyArray:
     """``x1 ** x2`` (integers to negative integer powers raise, as in NumPy)."""
     return wrap(power_expr(as_operand(x1), as_operand(x2)))
 
@@ -78,23 +78,28 @@ def where(condition: Any, x1: Any = None, x2: Any = None, /) -> LazyArray:
 
 
 @implements("clip")
-def clip(x: Any, /, min: Any = None, max: Any = None, **kwargs: Any) -> LazyArray:  # noqa: A002
+def clip(x: Any, /, min: Any = None, max: Any = None, **kwargs: Any) -> LazyArray:
     """``x`` limited to ``[min, max]`` (either bound may be None)."""
     if "a_min" in kwargs or "a_max" in kwargs:
-        min = kwargs.pop("a_min", min)  # noqa: A001
-        max = kwargs.pop("a_max", max)  # noqa: A001
+        min = kwargs.pop("a_min", min)
+        max = kwargs.pop("a_max", max)
     if kwargs:
         raise TypeError(f"clip() got unexpected keyword arguments {sorted(kwargs)}")
     x = as_expr(x)
     if min is None and max is None:
         return wrap(x)
     return wrap(
-        _ew("clip", x, None if min is None else as_operand(min), None if max is None else as_operand(max))
+        _ew(
+            "clip",
+            x,
+            None if min is None else as_operand(min),
+            None if max is None else as_operand(max),
+        )
     )
 
 
 @implements("round", "around")
-def round(x: Any, /, decimals: int = 0) -> LazyArray:  # noqa: A001
+def round(x: Any, /, decimals: int = 0) -> LazyArray:
     """Round to ``decimals`` places (half to even, like NumPy)."""
     return wrap(_ew("round", as_expr(x), decimals=int(decimals)))
 
@@ -115,19 +120,27 @@ def imag(x: Any, /) -> LazyArray:
 
 
 @implements("isclose")
-def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> LazyArray:
+def isclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> LazyArray:
     """Elementwise ``|a - b| <= atol + rtol * |b|``."""
-    return wrap(_ew("isclose", as_operand(a), as_operand(b), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return wrap(
+        _ew("isclose", as_operand(a), as_operand(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 @implements("allclose")
-def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> LazyArray:
+def allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> LazyArray:
     """Whether every element is close (a lazy 0-d bool; ``bool()`` computes it)."""
     return isclose(a, b, rtol, atol, equal_nan).all()
 
 
 @implements("nan_to_num")
-def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> LazyArray:
+def nan_to_num(
+    x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
+) -> LazyArray:
     """NaN and infinities replaced by finite numbers."""
     return wrap(_ew("nan_to_num", as_expr(x), nan=nan, posinf=posinf, neginf=neginf))
 
@@ -152,7 +165,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> L
 
 
 __all__ = sorted(
-    [
+    {
         *_generated,
         "allclose",
         "angle",
@@ -168,5 +181,5 @@ __all__ = sorted(
         "round",
         "sinc",
         "where",
-    ]
+    }
 )

@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 
-def _r(func: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None, ddof: float = 0) -> LazyArray:
+def _r(
+    func: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None, ddof: float = 0
+) -> LazyArray:
     return wrap(_reduce(func, as_expr(x), axis, keepdims, dtype, ddof))
 
 
@@ -45,21 +47,27 @@ def _no_out(kwargs: dict[str, Any], name: str) -> None:
 
 
 @implements("sum")
-def sum(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:  # noqa: A001
+def sum(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Sum over ``axis`` (all axes by default)."""
     _no_out(kw, "sum")
     return _r("sum", x, axis, keepdims, dtype)
 
 
 @implements("prod")
-def prod(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
+def prod(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Product over ``axis``."""
     _no_out(kw, "prod")
     return _r("prod", x, axis, keepdims, dtype)
 
 
 @implements("mean")
-def mean(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
+def mean(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Arithmetic mean over ``axis``."""
     _no_out(kw, "mean")
     return _r("mean", x, axis, keepdims, dtype)
@@ -73,8 +81,15 @@ def _correction(correction: Any, ddof: Any) -> float:
 
 @implements("var")
 def var(
-    x: Any, /, *, axis: Any = None, correction: Any = None, keepdims: bool = False,
-    ddof: Any = None, dtype: Any = None, **kw: Any,
+    x: Any,
+    /,
+    *,
+    axis: Any = None,
+    correction: Any = None,
+    keepdims: bool = False,
+    ddof: Any = None,
+    dtype: Any = None,
+    **kw: Any,
 ) -> LazyArray:
     """Variance over ``axis`` (``correction``/``ddof`` degrees of freedom removed)."""
     _no_out(kw, "var")
@@ -83,8 +98,15 @@ def var(
 
 @implements("std")
 def std(
-    x: Any, /, *, axis: Any = None, correction: Any = None, keepdims: bool = False,
-    ddof: Any = None, dtype: Any = None, **kw: Any,
+    x: Any,
+    /,
+    *,
+    axis: Any = None,
+    correction: Any = None,
+    keepdims: bool = False,
+    ddof: Any = None,
+    dtype: Any = None,
+    **kw: Any,
 ) -> LazyArray:
     """Standard deviation over ``axis``."""
     _no_out(kw, "std")
@@ -92,14 +114,14 @@ def std(
 
 
 @implements("min", "amin")
-def min(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:  # noqa: A001
+def min(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
     """Minimum over ``axis`` (NaN propagates)."""
     _no_out(kw, "min")
     return _r("min", x, axis, keepdims)
 
 
 @implements("max", "amax")
-def max(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:  # noqa: A001
+def max(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
     """Maximum over ``axis`` (NaN propagates)."""
     _no_out(kw, "max")
     return _r("max", x, axis, keepdims)
@@ -110,14 +132,14 @@ amax = max
 
 
 @implements("any")
-def any(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:  # noqa: A001
+def any(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
     """Whether any element along ``axis`` is true."""
     _no_out(kw, "any")
     return _r("any", x, axis, keepdims)
 
 
 @implements("all")
-def all(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:  # noqa: A001
+def all(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
     """Whether every element along ``axis`` is true."""
     _no_out(kw, "all")
     return _r("all", x, axis, keepdims)
@@ -144,14 +166,18 @@ def count_nonzero(x: Any, /, axis: Any = None, keepdims: bool = False) -> LazyAr
 
 
 @implements("nansum")
-def nansum(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
+def nansum(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Sum treating NaN as zero."""
     _no_out(kw, "nansum")
     return _r("nansum", x, axis, keepdims, dtype)
 
 
 @implements("nanprod")
-def nanprod(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
+def nanprod(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Product treating NaN as one."""
     _no_out(kw, "nanprod")
     return _r("nanprod", x, axis, keepdims, dtype)
@@ -172,7 +198,9 @@ def nanmax(x: Any, /, axis: Any = None, keepdims: bool = False, **kw: Any) -> La
 
 
 @implements("nanmean")
-def nanmean(x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any) -> LazyArray:
+def nanmean(
+    x: Any, /, axis: Any = None, dtype: Any = None, keepdims: bool = False, **kw: Any
+) -> LazyArray:
     """Mean ignoring NaN."""
     _no_out(kw, "nanmean")
     return _r("nanmean", x, axis, keepdims, dtype)

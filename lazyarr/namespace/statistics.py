@@ -1,3 +1,124 @@
-"""Namespace functions: statistics (being written)."""
+"""Cumulative sums/products and differences (Array API and NumPy names).
 
-__all__: list[str] = []
+``cumulative_sum``/``cumulative_prod`` follow the Array API (``axis`` is
+required for arrays of more than one dimension, ``include_initial``);
+``cumsum``/``cumprod`` follow NumPy (``axis=None`` scans the flattened
+array). All are lazy blocked scans, see ``lazyarr.graph.ops.statistics``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazyarr._array import LazyArray, wrap
+from lazyarr._convert import as_expr
+from lazyarr.graph.ops import manipulation as _manip
+from lazyarr.graph.ops import statistics as _stats
+from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.namespace._register import implements
+
+__all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "diff"]
+
+
+def _no_out(out: Any, name: str) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported by lazy arrays")
+
+
+def _cumulative(
+    func: str, name: str, x: Any, axis: Any, dtype: Any, include_initial: bool
+) -> LazyArray:
+    e = as_expr(x)
+    if axis is None and e.ndim > 1:
+        raise ValueError(
+            f"{name}: for arrays which have more than one dimension ``axis`` argument is "
+            f"required (shape {e.shape})"
+        )
+    return wrap(_stats.cumulative(func, e, axis, dtype, include_initial))
+
+
+@implements("cumulative_sum")
+def cumulative_sum(
+    x: Any,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: Any = None,
+    include_initial: bool = False,
+    out: Any = None,
+) -> LazyArray:
+    """Cumulative sum along ``axis``; ``include_initial`` prepends a zero."""
+    _no_out(out, "cumulative_sum")
+    return _cumulative("sum", "cumulative_sum", x, axis, dtype, include_initial)
+
+
+@implements("cumulative_prod")
+def cumulative_prod(
+    x: Any,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: Any = None,
+    include_initial: bool = False,
+    out: Any = None,
+) -> LazyArray:
+    """Cumulative product along ``axis``; ``include_initial`` prepends a one."""
+    _no_out(out, "cumulative_prod")
+    return _cumulative("prod", "cumulative_prod", x, axis, dtype, include_initial)
+
+
+@implements("cumsum")
+def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
+    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None)."""
+    _no_out(out, "cumsum")
+    return wrap(_stats.cumulative("sum", as_expr(a), axis, dtype))
+
+
+@implements("cumprod")
+def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
+    """Cumulative product along ``axis`` (of the flattened array when ``axis`` is None)."""
+    _no_out(out, "cumprod")
+    return wrap(_stats.cumulative("prod", as_expr(a), axis, dtype))
+
+
+_NOT_GIVEN: Any = object()
+
+
+def _pad(value: Any, e: Any, axis: int) -> Any:
+    """A ``prepend``/``append`` value as an expression to concatenate along ``axis``."""
+    p = as_expr(value)
+    if p.ndim == 0:
+        shape = (*e.shape[:axis], 1, *e.shape[axis + 1 :])
+        p = _manip.broadcast_to(p, shape)
+    return p
+
+
+@implements("diff")
+def diff(
+    x: Any,
+    /,
+    n: int = 1,
+    axis: int = -1,
+    prepend: Any = _NOT_GIVEN,
+    append: Any = _NOT_GIVEN,
+) -> LazyArray:
+    """The ``n``-th discrete difference along ``axis`` (NumPy and Array API).
+
+    ``prepend``/``append`` values are joined to ``x`` along ``axis`` first
+    (scalars broadcast to one slice), as in NumPy.
+    """
+    e = as_expr(x)
+    if e.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = normalize_axis(axis, e.ndim, "diff")
+    if not isinstance(n, bool) and isinstance(n, int) and n == 0:
+        return wrap(e)
+    parts = []
+    if prepend is not _NOT_GIVEN and prepend is not None:
+        parts.append(_pad(prepend, e, ax))
+    parts.append(e)
+    if append is not _NOT_GIVEN and append is not None:
+        parts.append(_pad(append, e, ax))
+    if len(parts) > 1:
+        e = _manip.concat(parts, axis=ax)
+    return wrap(_stats.diff(e, n, ax))

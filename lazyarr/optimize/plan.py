@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from functools import cached_property
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import networkx as nx

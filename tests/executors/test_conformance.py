@@ -96,9 +96,8 @@ def test_persist_keeps_blocks_and_recomputes_nothing(executor):
     assert isinstance(store, BlockStore)
     assert set(store.blocks) == {(0, 0), (1, 0), (2, 0)}
     p = y.persist(executor=executor.name)
-    with la.config.set(executor="raise"):
-        with pytest.raises(ComputeRefused):
-            y.compute()
+    with la.config.set(executor="raise"), pytest.raises(ComputeRefused):
+        y.compute()
     np.testing.assert_allclose(p.compute(executor=executor.name), x.compute() * 2)
     # a persisted array is a source: its plan is one stage
     assert len(plan_for(p).stages) == 1

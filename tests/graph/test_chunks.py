@@ -38,9 +38,7 @@ def test_normalize_chunks(spec, shape, want):
     assert normalize_chunks(spec, shape, 8, 1 << 20) == want
 
 
-@pytest.mark.parametrize(
-    "spec", [((1, 3), (3,)), (2,), "big", ((1, -1, 5), (3,)), (0, 3)]
-)
+@pytest.mark.parametrize("spec", [((1, 3), (3,)), (2,), "big", ((1, -1, 5), (3,)), (0, 3)])
 def test_bad_chunks_raise_value_error(spec):
     with pytest.raises(ValueError):
         normalize_chunks(spec, (5, 3), 8, 1 << 20)

@@ -41,14 +41,16 @@ def test_different_expressions_have_different_keys(other):
 def test_keys_are_stable_across_processes():
     code = (
         "import lazyarr as la, numpy as np;"
-        "x = la.asarray(np.arange(6.0), chunks=4);"
+        "x = la.asarray(np.arange(6.0), chunks=4, copy=True);"
         "print(((x * 2 + 1).sum(axis=0)).key)"
     )
     runs = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
         for _ in range(2)
     }
-    x = la.asarray(np.arange(6.0), chunks=4)
+    x = la.asarray(np.arange(6.0), chunks=4, copy=True)
     assert runs == {((x * 2 + 1).sum(axis=0)).key + "\n"}
 
 
@@ -83,3 +85,16 @@ def test_elementwise_rejects_unknown_function():
     e = from_array(np.ones(3), ((3,),))
     with pytest.raises(TypeError, match="not a known elementwise"):
         elementwise("no_such_ufunc", e)
+
+
+def test_op_fields_may_not_shadow_kind_or_name():
+    import dataclasses
+
+    from lazyarr.graph.expr import MapOp
+
+    with pytest.raises(TypeError, match="may not be called"):
+
+        @dataclasses.dataclass(frozen=True)
+        class Bad(MapOp):
+            name = "bad-op"
+            kind: str = "stable"

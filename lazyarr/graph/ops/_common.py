@@ -64,9 +64,7 @@ def probe(func: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = None) 
     This reuses NumPy's own promotion (NEP 50: Python scalars stay weak) and
     raises NumPy's own exception types for invalid combinations.
     """
-    dummies = [
-        np.empty((0,), dtype=a.dtype) if isinstance(a, Expr) else a for a in args
-    ]
+    dummies = [np.empty((0,), dtype=a.dtype) if isinstance(a, Expr) else a for a in args]
     with np.errstate(all="ignore"):
         out = func(*dummies, **(kwargs or {}))
     if isinstance(out, tuple):

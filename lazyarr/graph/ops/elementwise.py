@@ -40,11 +40,16 @@ def _nan_to_num(x: np.ndarray, nan: float = 0.0, posinf: Any = None, neginf: Any
     return np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
 
-_UFUNC_NAMES = [
-    name for name in dir(np) if isinstance(getattr(np, name), np.ufunc) and getattr(np, name).nout == 1
-]
+def _is_elementwise_ufunc(obj: Any) -> bool:
+    # generalized ufuncs (matmul, vecdot, ...) have a core signature: not elementwise
+    return isinstance(obj, np.ufunc) and obj.nout == 1 and obj.signature is None
 
-ELEMENTWISE_FUNCS: dict[str, Callable[..., Any]] = {name: getattr(np, name) for name in _UFUNC_NAMES}
+
+_UFUNC_NAMES = [name for name in dir(np) if _is_elementwise_ufunc(getattr(np, name))]
+
+ELEMENTWISE_FUNCS: dict[str, Callable[..., Any]] = {
+    name: getattr(np, name) for name in _UFUNC_NAMES
+}
 ELEMENTWISE_FUNCS.update(
     {
         "where": np.where,
@@ -100,11 +105,37 @@ def _output_chunks(shape: tuple[int, ...], arrays: list[Expr]) -> tuple[tuple[in
         choice = None
         for a in arrays:
             j = ax - (nd - a.ndim)
-            if j >= 0 and a.shape[j] == shape[ax]:
-                if choice is None or len(a.chunks[j]) > len(choice):
-                    choice = a.chunks[j]
+            if (
+                j >= 0
+                and a.shape[j] == shape[ax]
+                and (choice is None or len(a.chunks[j]) > len(choice))
+            ):
+                choice = a.chunks[j]
         chunks.append(choice if choice is not None else ((shape[ax],) if shape[ax] else (0,)))
     return tuple(chunks)
+
+
+_KWARG_SCALARS = (bool, int, float, complex, str, np.generic)
+
+
+def _check_kwargs(func: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments as tokenizable constants (dtypes normalized).
+
+    Array-valued keywords (``where=``, ``out=``) would need their own block
+    regions, so they are refused rather than silently misapplied.
+    """
+    out: dict[str, Any] = {}
+    for k, v in kwargs.items():
+        if k == "where" and v is True:
+            continue
+        if k in ("out", "where", "axes", "axis", "signature"):
+            raise TypeError(f"{func}: the {k}= argument is not supported by lazy arrays")
+        if k == "dtype" and v is not None:
+            v = np.dtype(v)
+        elif not (v is None or isinstance(v, (*_KWARG_SCALARS, np.dtype))):
+            raise TypeError(f"{func}: keyword {k}= must be a scalar, not {type(v).__name__!r}")
+        out[k] = v
+    return out
 
 
 def elementwise(func: str, *args: Any, **kwargs: Any) -> Expr:
@@ -116,6 +147,7 @@ def elementwise(func: str, *args: Any, **kwargs: Any) -> Expr:
     for a in args:
         if not isinstance(a, Expr) and not is_scalar(a) and a is not None:
             raise TypeError(f"{func}: unsupported operand type {type(a).__name__!r}")
+    kwargs = _check_kwargs(func, kwargs)
     dtype = probe(fn, args, kwargs)
     shape = broadcast_shape(func, [a.shape for a in arrays]) if arrays else ()
     template = tuple(HOLE if isinstance(a, Expr) else a for a in args)

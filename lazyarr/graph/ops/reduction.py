@@ -72,6 +72,14 @@ def _probe_dtype(func: str, x: Expr, dtype: Any, ddof: float) -> np.dtype:
     return np.asarray(out).dtype
 
 
+def _is_axis_0(axis: Any) -> bool:
+    return (
+        isinstance(axis, (int, np.integer))
+        and not isinstance(axis, (bool, np.bool_))
+        and int(axis) in (0, -1)
+    )
+
+
 def reduce(
     func: str,
     x: Expr,
@@ -84,6 +92,9 @@ def reduce(
     if func not in REDUCTIONS:
         raise ValueError(f"unknown reduction {func!r}")
     flat = False
+    if x.ndim == 0 and func not in ("mean", "var", "std") and _is_axis_0(axis):
+        # NumPy's quirk: ufunc-based reductions of a 0-d array accept axis 0 / -1
+        axis = None
     if func in ("argmin", "argmax"):
         if dtype is not None:
             raise TypeError(f"{func}() got an unexpected keyword argument 'dtype'")
@@ -96,7 +107,7 @@ def reduce(
         axes = normalize_axes(axis, x.ndim, func)
     if dtype is not None:
         dtype = np.dtype(dtype)
-    if func in _NO_IDENTITY and any(x.shape[a] == 0 for a in axes) or (flat and x.size == 0):
+    if (func in _NO_IDENTITY and any(x.shape[a] == 0 for a in axes)) or (flat and x.size == 0):
         if func in ("argmin", "argmax"):
             raise ValueError(f"attempt to get {func} of an empty sequence")
         ufunc = _NUMPY_UFUNC_NAME.get(func, func)
@@ -111,7 +122,5 @@ def reduce(
     else:
         shape = tuple(n for ax, n in enumerate(x.shape) if ax not in axes)
         chunks = tuple(c for ax, c in enumerate(x.chunks) if ax not in axes)
-    op = Reduce(
-        func=func, axes=axes, keepdims=bool(keepdims), dtype=dtype, ddof=ddof, flat=flat
-    )
+    op = Reduce(func=func, axes=axes, keepdims=bool(keepdims), dtype=dtype, ddof=ddof, flat=flat)
     return Expr(op, (x,), shape, out_dtype, chunks)

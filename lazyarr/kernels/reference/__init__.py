@@ -1,6 +1,19 @@
-"""NumPy reference kernels: the semantics every other executor must match."""
+"""NumPy reference kernels: the semantics every other executor must match.
 
-from lazyarr.kernels.reference import creation, elementwise, reduction  # noqa: F401  (register)
+Importing a kernel module registers its kernels; every op family's module
+is listed here.
+"""
+
+from lazyarr.kernels.reference import (  # noqa: F401  (imported to register kernels)
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    manipulation,
+    reduction,
+    sorting,
+    statistics,
+)
 from lazyarr.kernels.reference.registry import ReduceKernel, kernel_for, register
 
 __all__ = ["ReduceKernel", "kernel_for", "register"]

@@ -20,7 +20,8 @@ def _shape(out: Region) -> tuple[int, ...]:
 
 @register(FromArray)
 def from_array(op: FromArray, expr: Expr, out: Region) -> np.ndarray:
-    return op.data.array[out]
+    # the trailing Ellipsis keeps a 0-d block an array (``a[()]`` is a scalar)
+    return op.data.array[(*out, Ellipsis)]
 
 
 @register(FromBlocks)
@@ -39,30 +40,42 @@ def full(op: Full, expr: Expr, out: Region) -> np.ndarray:
 
 @register(Arange)
 def arange(op: Arange, expr: Expr, out: Region) -> np.ndarray:
+    # NumPy's fill: the first two values are cast to the dtype, then
+    # ``first + i * (second - first)`` in that dtype (integers wrap)
     (sl,) = out
-    i = np.arange(sl.start, sl.stop)
-    if expr.dtype.kind in "iub":
-        return (op.start + i * op.step).astype(expr.dtype)
-    # NumPy fills arange from the first two values: start + i * delta
-    delta = (op.start + op.step) - op.start
-    return (op.start + i * delta).astype(expr.dtype)
+    dtype = expr.dtype
+    if dtype.kind == "b":  # at most two values (arange() refuses longer bool ranges)
+        return np.array([op.start, op.start + op.step]).astype(bool)[sl.start : sl.stop]
+    with np.errstate(all="ignore"):
+        first = np.asarray(op.start).astype(dtype)
+        delta = np.asarray(op.start + op.step).astype(dtype) - first
+        i = np.arange(sl.start, sl.stop).astype(dtype)
+        return np.asarray(first + i * delta, dtype=dtype)
 
 
 @register(Linspace)
 def linspace(op: Linspace, expr: Expr, out: Region) -> np.ndarray:
+    # numpy.linspace's arithmetic, on the indices of this block only
     (sl,) = out
     num = op.num
     div = (num - 1) if op.endpoint else num
-    i = np.arange(sl.start, sl.stop, dtype=np.float64 if expr.dtype.kind != "c" else expr.dtype)
-    delta = op.stop - op.start
-    if div > 0:
-        step = delta / div
-        y = i * step + op.start if step != 0 else (i / div) * delta + op.start
-    else:
-        y = i * delta + op.start
+    dt = np.result_type(op.start, op.stop, 1.0)
+    start = np.asarray(op.start, dtype=dt)
+    delta = np.subtract(op.stop, op.start, dtype=dt)
+    y = np.arange(sl.start, sl.stop, dtype=dt)
+    with np.errstate(all="ignore"):
+        if div > 0:
+            step = delta / div
+            y = (y / div) * delta if step == 0 else y * step
+        else:
+            y = y * delta
+        y = y + start
     if op.endpoint and num > 1 and sl.stop == num and sl.stop > sl.start:
         y[-1] = op.stop
-    return y.astype(expr.dtype, copy=False)
+    if expr.dtype.kind in "iu" and dt.kind != "c":
+        y = np.floor(y)
+    with np.errstate(all="ignore"):
+        return y.astype(expr.dtype, copy=False)
 
 
 @register(Eye)
@@ -83,7 +96,9 @@ def _draw(op: Random, rng: np.random.Generator, shape: tuple[int, ...], dtype: n
     if op.dist == "uniform":
         return rng.uniform(a[0], a[1], shape).astype(dtype, copy=False)
     if op.dist == "integers":
-        return rng.integers(a[0], a[1], shape, dtype=dtype, endpoint=bool(a[2]) if len(a) > 2 else False)
+        return rng.integers(
+            a[0], a[1], shape, dtype=dtype, endpoint=bool(a[2]) if len(a) > 2 else False
+        )
     raise NotImplementedError(f"random distribution {op.dist!r} has no NumPy kernel")
 
 
@@ -105,8 +120,7 @@ def random(op: Random, expr: Expr, out: Region) -> np.ndarray:
         values = _draw(op, rng, tile_shape, expr.dtype)
         dest = tuple(
             slice(t.start + lo.start - o.start, t.start + lo.stop - o.start)
-            for t, lo, o in zip(tile_region, local, out)
+            for t, lo, o in zip(tile_region, local, out, strict=True)
         )
         result[dest] = values[local]
     return result
-

@@ -31,16 +31,20 @@ def _acc_dtype(op: Reduce, expr: Expr) -> Any:
     return op.dtype if op.dtype is not None else expr.dtype
 
 
+_NO_IDENTITY = ("min", "max", "nanmin", "nanmax", "argmin", "argmax")
+
+
 def _partial(op: Reduce, expr: Expr, block: np.ndarray, region: Region, in_shape: tuple) -> Any:
     f, axes = op.func, op.axes
+    if f in _NO_IDENTITY and _count(block, axes) == 0:
+        # an empty block (zero-length chunks) adds nothing; combine skips it
+        return None
     with np.errstate(invalid="ignore", divide="ignore"):
         if f in ("sum", "prod", "nansum", "nanprod"):
             return getattr(np, f)(block, axis=axes, keepdims=True, dtype=_acc_dtype(op, expr))
         if f in ("min", "max"):
             return getattr(np, f)(block, axis=axes, keepdims=True)
         if f in ("nanmin", "nanmax"):
-            if block.size == 0:
-                return None
             ufunc = np.fmin if f == "nanmin" else np.fmax
             return ufunc.reduce(block, axis=axes, keepdims=True)
         if f in ("any", "all"):
@@ -48,9 +52,7 @@ def _partial(op: Reduce, expr: Expr, block: np.ndarray, region: Region, in_shape
         if f == "count_nonzero":
             return np.count_nonzero(block, axis=axes, keepdims=True).astype(np.intp)
         if f in ("mean", "nanmean"):
-            acc = op.dtype if op.dtype is not None else (
-                expr.dtype if expr.dtype.kind in "fc" else np.float64
-            )
+            acc = _float_acc(op, block)
             if f == "nanmean":
                 mask = ~np.isnan(block)
                 return (
@@ -59,40 +61,62 @@ def _partial(op: Reduce, expr: Expr, block: np.ndarray, region: Region, in_shape
                 )
             return (np.sum(block, axis=axes, keepdims=True, dtype=acc), _count(block, axes))
         if f in ("var", "std"):
-            return _moments(block, axes, op, expr)
+            return _moments(block, axes, _float_acc(op, block))
         if f in ("argmin", "argmax"):
             return _arg_partial(f, block, axes, region, in_shape, op.flat)
     raise NotImplementedError(f"no NumPy reduction kernel for {f!r}")
 
 
-def _moments(block: np.ndarray, axes: tuple[int, ...], op: Reduce, expr: Expr) -> tuple:
+def _float_acc(op: Reduce, block: np.ndarray) -> Any:
+    """Accumulation dtype of mean/var: the one asked for, else inexact."""
+    if op.dtype is not None:
+        return op.dtype
+    return block.dtype if block.dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _abs2(x: np.ndarray) -> np.ndarray:
+    return (x * np.conj(x)).real if np.iscomplexobj(x) else x * x
+
+
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a + b`` as an unevaluated sum ``hi + lo`` with no rounding error (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _moments(block: np.ndarray, axes: tuple[int, ...], acc: Any) -> tuple:
+    """(count, mean as hi + lo, sum of squared deviations) of one block.
+
+    The mean is kept in two floats: with data like ``1e6 + noise`` a single
+    float64 mean is off by up to 1e-10, and Chan's combine multiplies that
+    error into M2 through the difference of block means.
+    """
     n = _count(block, axes)
-    acc = op.dtype if op.dtype is not None else (
-        block.dtype if block.dtype.kind in "fc" else np.float64
-    )
+    shape = tuple(1 if a in axes else s for a, s in enumerate(block.shape))
     if n == 0:
-        shape = tuple(1 if a in axes else s for a, s in enumerate(block.shape))
         z = np.zeros(shape, dtype=acc)
-        return (0, z, np.zeros(shape, dtype=expr.dtype))
-    mean = np.mean(block, axis=axes, keepdims=True, dtype=acc)
-    d = block - mean
-    m2 = np.sum((d * np.conj(d)).real if np.iscomplexobj(d) else d * d, axis=axes, keepdims=True)
-    return (n, mean, m2)
+        return (0, z, z, _abs2(z))
+    m0 = np.mean(block, axis=axes, keepdims=True, dtype=acc)
+    d = np.asarray(block - m0).astype(m0.dtype, copy=False)
+    r = np.mean(d, axis=axes, keepdims=True)
+    d = d - r
+    hi, lo = _two_sum(m0, r)
+    return (n, hi, lo, np.sum(_abs2(d), axis=axes, keepdims=True))
 
 
 def _combine_moments(a: tuple, b: tuple) -> tuple:
-    na, ma, m2a = a
-    nb, mb, m2b = b
+    na, ha, la, m2a = a
+    nb, hb, lb, m2b = b
     if na == 0:
         return b
     if nb == 0:
         return a
     n = na + nb
-    delta = mb - ma
-    mean = ma + delta * (nb / n)
-    sq = (delta * np.conj(delta)).real if np.iscomplexobj(delta) else delta * delta
-    m2 = m2a + m2b + sq * (na * nb / n)
-    return (n, mean, m2)
+    delta = (hb - ha) + (lb - la)
+    hi, lo = _two_sum(ha, la + delta * (nb / n))
+    m2 = m2a + m2b + _abs2(delta) * (na * nb / n)
+    return (n, hi, lo, m2)
 
 
 def _arg_partial(
@@ -102,14 +126,15 @@ def _arg_partial(
         local = block.reshape(-1)
         i = int(np.argmin(local) if f == "argmin" else np.argmax(local))
         multi = np.unravel_index(i, block.shape)
-        glob = tuple(int(m) + r.start for m, r in zip(multi, region))
+        glob = tuple(int(m) + r.start for m, r in zip(multi, region, strict=True))
         gi = np.ravel_multi_index(glob, in_shape) if in_shape else 0
         shape = (1,) * block.ndim
         return (local[i : i + 1].reshape(shape), np.full(shape, gi, dtype=np.intp))
     (ax,) = axes
-    idx = np.argmin(block, axis=ax, keepdims=True) if f == "argmin" else np.argmax(
-        block, axis=ax, keepdims=True
-    )
+    if f == "argmin":
+        idx = np.argmin(block, axis=ax, keepdims=True)
+    else:
+        idx = np.argmax(block, axis=ax, keepdims=True)
     vals = np.take_along_axis(block, idx, axis=ax)
     return (vals, idx.astype(np.intp) + region[ax].start)
 
@@ -132,6 +157,8 @@ def _combine_arg(f: str, a: tuple, b: tuple) -> tuple:
 
 def _combine(op: Reduce, a: Any, b: Any) -> Any:
     f = op.func
+    if a is None or b is None:
+        return b if a is None else a
     if f in ("sum", "nansum", "count_nonzero"):
         return a + b
     if f in ("prod", "nanprod"):
@@ -141,8 +168,6 @@ def _combine(op: Reduce, a: Any, b: Any) -> Any:
     if f == "max":
         return np.maximum(a, b)
     if f in ("nanmin", "nanmax"):
-        if a is None or b is None:
-            return b if a is None else a
         return np.fmin(a, b) if f == "nanmin" else np.fmax(a, b)
     if f == "any":
         return a | b
@@ -151,7 +176,8 @@ def _combine(op: Reduce, a: Any, b: Any) -> Any:
     if f in ("mean", "nanmean"):
         return (a[0] + b[0], a[1] + b[1])
     if f in ("var", "std"):
-        return _combine_moments(a, b)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _combine_moments(a, b)
     if f in ("argmin", "argmax"):
         return _combine_arg(f, a, b)
     raise NotImplementedError(f"no NumPy reduction kernel for {f!r}")
@@ -159,25 +185,23 @@ def _combine(op: Reduce, a: Any, b: Any) -> Any:
 
 def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
     f = op.func
+    if state is None:
+        # only reachable when every block was empty, which reduce() refuses
+        raise ValueError(f"zero-size array to reduction operation {f} which has no identity")
     if f in ("mean", "nanmean"):
         total, count = state
         out = np.true_divide(total, count)
-        if out.dtype != expr.dtype:
-            out = out.astype(expr.dtype)
     elif f in ("var", "std"):
-        n, _, m2 = state
+        n, _, _, m2 = state
         denom = max(n - op.ddof, 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.true_divide(m2, denom) if denom else m2 * np.nan
         if denom == 0:
             warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.true_divide(m2, denom)
         if f == "std":
             out = np.sqrt(out)
-        out = np.asarray(out).astype(expr.dtype, copy=False)
     elif f in ("argmin", "argmax"):
         out = state[1]
-    elif f in ("nanmin", "nanmax") and state is None:
-        raise ValueError(f"zero-size array to reduction operation {f}")
     else:
         out = np.asarray(state)
     if f in ("nanmin", "nanmax") and np.isnan(out).any():
@@ -186,7 +210,7 @@ def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
         out = out.squeeze(axis=op.axes)
     if out.dtype != expr.dtype:
         out = out.astype(expr.dtype)
-    return out
+    return np.asarray(out)
 
 
 reduce_kernel = register(Reduce)(

@@ -44,6 +44,8 @@ def run(plan: Plan, ctx: object) -> Plan:
                 and readers[inner.name] == [name]
                 and inner.name not in plan.outputs
             ):
-                new_expr = Expr(s.expr.op, inner.expr.inputs, s.expr.shape, s.expr.dtype, s.expr.chunks)
+                new_expr = Expr(
+                    s.expr.op, inner.expr.inputs, s.expr.shape, s.expr.dtype, s.expr.chunks
+                )
                 stages[name] = s.replace(expr=new_expr, members=(new_expr,), inputs=inner.inputs)
     return replace_stages(plan.with_stages(stages), alias)
