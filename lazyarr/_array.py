@@ -497,6 +497,19 @@ class LazyArray:
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if (
+            isinstance(index, LazyArray)
+            and index.dtype == np.bool_
+            and index.shape == self.shape
+            and isinstance(value, (bool, int, float))
+        ):
+            # x[mask] = scalar with a full-shape lazy mask stays lazy: where(mask, v, x)
+            fill = np.asarray(value, dtype=self.dtype)  # NumPy's casting/overflow errors
+            result = elementwise("where", index._expr, fill.item(), self._expr)
+            if result.dtype != self.dtype:
+                result = elementwise("astype", result, dtype=self.dtype)
+            self._expr = result
+            return
         value = as_operand(value)
         self._expr = ix.setitem(self._expr, _concrete_index(index), value)
 
@@ -629,5 +642,7 @@ def _concrete_index(index: Any) -> Any:
     if isinstance(index, tuple):
         return tuple(i.compute() if isinstance(i, LazyArray) else i for i in index)
     if isinstance(index, list):
-        return np.asarray(index)
+        arr = np.asarray(index)
+        # NumPy reads an empty list as an empty integer index, not a float one
+        return arr.astype(np.intp) if arr.size == 0 else arr
     return index

@@ -161,6 +161,14 @@ def _canonical(key: str) -> str:
     return key.replace("_", "-")
 
 
+# every spelling of every leaf key -> its path in the nested dict (for a fast get)
+_LEAF_PARTS: dict[str, tuple[str, ...]] = {
+    spelling: tuple(leaf.split("."))
+    for leaf in _LEAVES
+    for spelling in (leaf, leaf.replace("-", "_"))
+}
+
+
 def _unknown(key: str) -> ConfigKeyError:
     import difflib  # only on the error path
 
@@ -365,6 +373,16 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
     suggestion, unless a ``default`` is given: then the default is returned, so
     plug-ins can read keys of their own.
     """
+    parts = _LEAF_PARTS.get(key)
+    if parts is not None:  # fast path: a known leaf, read straight from donfig's dict
+        node: Any = _store.config
+        try:
+            for part in parts:
+                node = node[part]
+        except KeyError:
+            pass
+        else:
+            return copy.deepcopy(node) if isinstance(node, (dict, list)) else node
     path = _canonical(key)
     if path not in _LEAVES and path not in _SECTIONS:
         if default is not _NO_DEFAULT:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import lazyarr as la
 from lazyarr.testing import assert_eq
@@ -55,3 +56,30 @@ def test_negative_zero_d_integer_exponent_raises_when_written():
 def test_lists_are_operands():
     pair = [1, 2]
     assert_eq(la.arange(2) + pair, np.arange(2) + np.array(pair))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "uint8", "bool"])
+def test_setitem_with_a_full_lazy_mask_stays_lazy(dtype):
+    data = np.arange(-6, 6).reshape(3, 4).astype(dtype)
+    x = la.asarray(data, chunks=(2, 3))
+    with la.config.set(executor="raise"):
+        x[x > 0] = 1
+    want = data.copy()
+    want[want > 0] = 1
+    assert_eq(x, want)
+
+
+def test_setitem_with_a_lazy_mask_overflow_is_numpys_error():
+    from lazyarr.testing import assert_same_error
+
+    data = np.arange(4, dtype=np.uint8)
+
+    def np_call():
+        a = data.copy()
+        a[a > 1] = 300
+
+    def la_call():
+        x = la.asarray(data)
+        x[x > 1] = 300
+
+    assert_same_error(np_call, la_call)

@@ -628,9 +628,8 @@ def test_empty_list_index_in_the_graph_layer():
     assert e.shape == A[[]].shape
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lazyarr/_array.py _concrete_index turns [] into a float64 array (reported)",
-)
 def test_empty_list_index_through_the_array():
     assert_eq(lazy(A)[[]], A[[]])
+    x = lazy(A)
+    x[[]] = 5
+    assert_eq(x, A)

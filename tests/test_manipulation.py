@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from strategies import chunks_for_shape, dtypes, lazy_arrays, shapes
 
 import lazyarr as la
+from lazyarr._array import wrap
 from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.ops._reshape import flat_box, reshape_chunks, reshape_groups, reshape_region
 from lazyarr.graph.serialize import exprs_from_json, exprs_to_json
@@ -29,12 +31,13 @@ def region_size(region):
     return math.prod(s.stop - s.start for s in region)
 
 
-def box_of(shape, data):
-    """A random box (step-1 slices, possibly empty) inside ``shape``."""
+def box_of(shape, data, nonempty=False):
+    """A random box (step-1 slices, empty only if allowed or ``shape`` is) inside ``shape``."""
     out = []
     for n in shape:
-        a = data.draw(st.integers(0, n))
-        b = data.draw(st.integers(a, n))
+        k = int(nonempty and n > 0)
+        a = data.draw(st.integers(0, n - k))
+        b = data.draw(st.integers(a + k, n))
         out.append(slice(a, b))
     return tuple(out)
 
@@ -143,6 +146,31 @@ def test_reshape_matches_numpy(data):
     assert_eq(y, np.reshape(a, new))
     if y._expr is not x._expr:
         check_box(y, [a], np.reshape(a, new), box_of(y.shape, data))
+
+
+@given(data=st.data())
+def test_reshape_regions_for_any_box(data):
+    # non-empty arrays and boxes that are rarely one contiguous run: the kernel's general paths
+    x, a = data.draw(lazy_arrays(dtype="float32", shape=shapes(1, 4, 5, min_side=1)))
+    new = data.draw(reshape_targets(a.shape))
+    y = la.reshape(x, new)
+    if y._expr is not x._expr:
+        for _ in range(5):
+            check_box(y, [a], np.reshape(a, new), box_of(y.shape, data, nonempty=True))
+
+
+@pytest.mark.parametrize(
+    ("shape", "new"),
+    [((12,), (3, 4)), ((2, 3, 4), (4, 6)), ((6, 4), (4, 1, 6)), ((1, 2, 3, 1, 2), (3, 1, 4))],
+)
+def test_reshape_every_box(shape, new):
+    # every non-empty box of the output, as fused stages might ask for them
+    a = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
+    y = lazy(a, 2).reshape(new)
+    want = a.reshape(new)
+    ranges = [[slice(i, j) for i in range(n) for j in range(i + 1, n + 1)] for n in new]
+    for box in itertools.product(*ranges):
+        check_box(y, [a], want, box)
 
 
 @given(data=st.data())
@@ -820,3 +848,34 @@ def test_unstack_dispatch():
     got = np.unstack(lazy(a), axis=1)
     assert isinstance(got, tuple) and all(isinstance(g, la.LazyArray) for g in got)
     assert_eq(got[2], a[:, 2])
+
+
+_A34 = np.arange(12, dtype=np.int16).reshape(3, 4)
+
+
+@pytest.mark.parametrize(
+    ("build", "inputs", "want"),
+    [
+        (lambda x: la.roll(x, (2, 3), axis=(0, 1)), [_A34], np.roll(_A34, (2, 3), axis=(0, 1))),
+        (lambda x: la.tile(x, (2, 3)), [_A34], np.tile(_A34, (2, 3))),
+        (lambda x: la.repeat(x, [2, 0, 3, 1], axis=1), [_A34], np.repeat(_A34, [2, 0, 3, 1], 1)),
+        (lambda x: la.repeat(x, 2, axis=0), [_A34], np.repeat(_A34, 2, axis=0)),
+        (lambda x: la.flip(x), [_A34], np.flip(_A34)),
+        (lambda x: x.T, [_A34], _A34.T),
+        (
+            lambda x: la.broadcast_to(x[:, :1], (2, 3, 4)),
+            None,
+            np.broadcast_to(_A34[:, :1], (2, 3, 4)),
+        ),
+        (lambda x: la.tril(x, 1), [_A34], np.tril(_A34, 1)),
+        (lambda x: la.concat([x, x[:1], x], axis=0), None, np.concatenate([_A34, _A34[:1], _A34])),
+    ],
+)
+def test_every_box(build, inputs, want):
+    # every non-empty box of the output: regions stay in bounds and kernels handle wrap-arounds
+    y = build(lazy(_A34, 2))
+    if inputs is None:  # the op reads intermediate arrays: compute them
+        inputs = [wrap(e).compute() for e in y._expr.inputs]
+    ranges = [[slice(i, j) for i in range(n) for j in range(i + 1, n + 1)] for n in want.shape]
+    for box in itertools.product(*ranges):
+        check_box(y, inputs, want, box)
