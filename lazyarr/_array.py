@@ -176,8 +176,7 @@ class LazyArray:
 
     @property
     def T(self) -> LazyArray:
-        if self.ndim > 2:
-            raise ValueError(f"x.T requires x to have at most 2 dimensions, got {self.ndim}")
+        """All axes reversed (NumPy's ``ndarray.T``; the Array API allows only 2-D)."""
         return self.transpose()
 
     @property

@@ -298,12 +298,14 @@ def test_transpose_errors(call):
     assert_same_error(lambda: call(np, a), lambda: call(la, lazy(a)))
 
 
-def test_T_of_3d_and_mT_of_1d_raise():
-    x = lazy(np.zeros((2, 3, 4)))
-    with pytest.raises(ValueError):
-        x.T  # noqa: B018
+def test_mT_of_1d_raises():
     with pytest.raises(ValueError):
         lazy(np.zeros(3)).mT  # noqa: B018
+
+
+def test_T_of_3d_reverses_axes():
+    a = np.arange(24).reshape(2, 3, 4)
+    assert_eq(lazy(a, 2).T, a.T)
 
 
 # -- expand_dims / squeeze ------------------------------------------------------------------
