@@ -9,39 +9,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from itertools import product
 from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.chunks import block_index_iter, block_slices
-from lazyarr.graph.expr import Expr
-from lazyarr.kernels.blocks import assemble, tree_combine
+from lazyarr.graph.chunks import block_index_iter
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.kernels.blocks import assemble
 from lazyarr.optimize.plan import Plan, Stage
 
 from .base import NullProgress, Progress, RunStats
+from .blockwork import KernelSet, compute_block, stage_functions
 
-__all__ = ["BlockRunner", "gather", "reduce_inputs"]
+__all__ = ["BlockRunner", "gather"]
 
 Blocks = dict[tuple[int, ...], np.ndarray]
-
-
-def reduce_inputs(expr: Expr, out_index: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
-    """The input block indices that a reduction's output block combines."""
-    (x,) = expr.inputs
-    axes = expr.op.axes
-    keep = expr.op.keepdims
-    ranges = []
-    k = 0
-    for ax in range(x.ndim):
-        if ax in axes:
-            ranges.append(range(x.numblocks[ax]))
-            if keep:
-                k += 1
-        else:
-            ranges.append(range(out_index[k], out_index[k] + 1))
-            k += 1
-    return product(*ranges)
 
 
 def gather(expr: Expr, blocks: Blocks) -> np.ndarray:
@@ -59,8 +41,7 @@ def gather(expr: Expr, blocks: Blocks) -> np.ndarray:
 class BlockRunner:
     """Computes every block of every stage with a given kernel lookup.
 
-    ``kernel_for(stage)`` returns the kernel of a stage (see
-    ``kernels.reference.registry`` for the three signatures).
+    ``kernels`` provides the code per stage (see ``blockwork.KernelSet``).
     ``map_blocks(fn, items)`` runs ``fn`` over items (serially by default;
     a thread pool's ``map`` for parallel executors).
     """
@@ -68,11 +49,11 @@ class BlockRunner:
     def __init__(
         self,
         name: str,
-        kernel_for: Callable[[Stage], Any],
+        kernels: KernelSet,
         map_blocks: Callable[[Callable[[Any], Any], list[Any]], Iterable[Any]] | None = None,
     ) -> None:
         self.name = name
-        self.kernel_for = kernel_for
+        self.kernels = kernels
         self.map_blocks = map_blocks or (lambda fn, items: [fn(i) for i in items])
         self.last_stats: RunStats | None = None
 
@@ -105,47 +86,16 @@ class BlockRunner:
         return {o: store[o] for o in outputs}
 
     def _run_stage(self, stage: Stage, store: dict[str, Blocks], progress: Progress) -> Blocks:
-        expr = stage.expr
-        kernel = self.kernel_for(stage)
-        kind = stage.kind
-        indices = list(block_index_iter(expr.numblocks))
-        inputs = [(plan_in, store[plan_in]) for plan_in in stage.inputs]
-        in_exprs = expr.inputs
+        fns = stage_functions(stage, self.kernels)
+        sources = [(e.chunks, store[name]) for e, name in zip(stage.input_exprs, stage.inputs)]
 
-        if kind == "source":
-
-            def one(index: tuple[int, ...]) -> np.ndarray:
-                return kernel(expr.op, expr, block_slices(expr.chunks, index))
-
-        elif kind == "map":
-
-            def one(index: tuple[int, ...]) -> np.ndarray:
-                out = block_slices(expr.chunks, index)
-                regions = expr.op.regions(expr, out)
-                arrays = [
-                    assemble(e.chunks, r, blocks.__getitem__)
-                    for e, r, (_, blocks) in zip(in_exprs, regions, inputs)
-                ]
-                return kernel(expr.op, expr, out, *arrays)
-
-        elif kind == "reduce":
-            (x,) = in_exprs
-            blocks_in = inputs[0][1]
-
-            def one(index: tuple[int, ...]) -> np.ndarray:
-                parts = [
-                    kernel.partial(expr.op, expr, blocks_in[i], block_slices(x.chunks, i), x.shape)
-                    for i in reduce_inputs(expr, index)
-                ]
-                state = tree_combine(parts, lambda a, b: kernel.combine(expr.op, a, b))
-                return kernel.finalize(expr.op, expr, state)
-
-        else:
-            raise NotImplementedError(f"stage kind {kind!r} is not supported by {self.name}")
+        def get_region(pos: int, region: Region) -> np.ndarray:
+            chunks, blocks = sources[pos]
+            return assemble(chunks, region, blocks.__getitem__)
 
         def run_one(index: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray]:
-            block = one(index)
+            block = compute_block(stage, index, get_region, fns)
             progress.advance(1)
             return index, block
 
-        return dict(self.map_blocks(run_one, indices))
+        return dict(self.map_blocks(run_one, list(block_index_iter(stage.numblocks))))

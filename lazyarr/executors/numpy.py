@@ -7,22 +7,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from lazyarr.graph.ops import BlockStore
-from lazyarr.kernels.reference import kernel_for
-from lazyarr.optimize.plan import Plan, Stage
+from lazyarr.optimize.plan import Plan
 
 from .base import Progress, RunStats
+from .blockwork import ReferenceKernels
 from .local import BlockRunner, gather
 
 __all__ = ["NumpyExecutor"]
-
-
-def _reference_kernel(stage: Stage) -> Any:
-    return kernel_for(stage.expr.op)
 
 
 class NumpyExecutor:
@@ -31,7 +26,7 @@ class NumpyExecutor:
     name = "numpy"
 
     def __init__(self) -> None:
-        self.runner = BlockRunner(self.name, _reference_kernel)
+        self.runner = BlockRunner(self.name, ReferenceKernels())
 
     @property
     def last_stats(self) -> RunStats | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lazyarr.graph.check import InvariantError, check_expr
-from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = ["check_plan"]
 
@@ -15,16 +15,18 @@ def check_plan(plan: Plan, after: str = "") -> None:
     for name, s in plan.stages.items():
         if name != s.name:
             raise InvariantError(f"stage stored as {name!r} is named {s.name!r}{where}")
-        check_expr(s.expr)
-        if len(s.inputs) != len(s.expr.inputs):
+        for m in s.members:
+            check_expr(m)
+        _check_members(s, where)
+        if len(s.inputs) != len(s.input_exprs):
             raise InvariantError(
-                f"{name}: {len(s.inputs)} input stages for {len(s.expr.inputs)} inputs{where}"
+                f"{name}: {len(s.inputs)} input stages for {len(s.input_exprs)} inputs{where}"
             )
         for pos, i in enumerate(s.inputs):
             if i not in seen:
                 raise InvariantError(f"{name}: input {i!r} is not an earlier stage{where}")
             src = plan.stages[i].expr
-            want = s.expr.inputs[pos]
+            want = s.input_exprs[pos]
             if (src.shape, src.dtype, src.chunks) != (want.shape, want.dtype, want.chunks):
                 raise InvariantError(
                     f"{name}: input {pos} from {i} has shape/dtype/chunks "
@@ -38,3 +40,18 @@ def check_plan(plan: Plan, after: str = "") -> None:
     for o in plan.outputs:
         if o not in plan.stages:
             raise InvariantError(f"output {o!r} is not a stage{where}")
+
+
+def _check_members(s: Stage, where: str) -> None:
+    """A stage's members are in dependency order and read only members or its inputs."""
+    if s.members[-1] is not s.expr and s.members[-1].key != s.expr.key:
+        raise InvariantError(f"{s.name}: the root is not the last member{where}")
+    known = {e.key for e in s.input_exprs}
+    for m in s.members:
+        for inp in m.inputs:
+            if inp.key not in known:
+                raise InvariantError(
+                    f"{s.name}: member {m.name} reads {inp.name}, which is neither an earlier "
+                    f"member nor a stage input{where}"
+                )
+        known.add(m.key)

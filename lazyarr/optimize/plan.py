@@ -28,15 +28,18 @@ __all__ = ["PassRecord", "Plan", "Stage"]
 class Stage:
     """One executable unit over the block grid of ``expr``.
 
-    ``inputs`` are the names of the stages that produce ``expr.inputs``,
-    position by position. ``members`` lists the array ops the stage
-    computes (just ``expr`` until fusion groups several).
+    ``members`` lists the array ops the stage computes in dependency order,
+    ``expr`` (the root) last: just ``(expr,)`` unless fusion grouped
+    several. ``input_exprs`` are the expressions the stage reads from other
+    stages and ``inputs`` the names of those stages, position by position
+    (for an unfused stage, ``expr.inputs``).
     """
 
     name: str
     expr: Expr
     inputs: tuple[str, ...]
     members: tuple[Expr, ...] = ()
+    input_exprs: tuple[Expr, ...] = ()
     worker: np.ndarray | None = None
     est_bytes: np.ndarray | None = None
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -44,6 +47,13 @@ class Stage:
     def __post_init__(self) -> None:
         if not self.members:
             self.members = (self.expr,)
+        if not self.input_exprs and len(self.members) == 1:
+            self.input_exprs = self.expr.inputs
+
+    @property
+    def fused(self) -> bool:
+        """True when the stage computes several array ops in one pass."""
+        return len(self.members) > 1
 
     @property
     def kind(self) -> str:
@@ -127,7 +137,9 @@ class Plan:
     # -- JSON ---------------------------------------------------------------
     def to_json(self) -> str:
         """A self-contained JSON text of the plan (expressions included)."""
-        table, _ = exprs_to_json([s.expr for s in self.stages.values()])
+        table, _ = exprs_to_json(
+            [m for s in self.stages.values() for m in (*s.members, *s.input_exprs)]
+        )
         doc = {
             "format": "lazyarr-plan",
             "version": 1,
@@ -140,6 +152,7 @@ class Plan:
                     "expr": s.expr.key,
                     "inputs": list(s.inputs),
                     "members": [m.key for m in s.members],
+                    "input_exprs": [e.key for e in s.input_exprs],
                     "worker": None if s.worker is None else s.worker.tolist(),
                     "est_bytes": None if s.est_bytes is None else s.est_bytes.tolist(),
                     "notes": s.notes,
@@ -163,6 +176,7 @@ class Plan:
                 expr=exprs[d["expr"]],
                 inputs=tuple(d["inputs"]),
                 members=tuple(exprs[k] for k in d["members"]),
+                input_exprs=tuple(exprs[k] for k in d.get("input_exprs", [])),
                 worker=None if d["worker"] is None else np.asarray(d["worker"], dtype=np.int32),
                 est_bytes=None
                 if d["est_bytes"] is None

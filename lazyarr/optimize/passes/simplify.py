@@ -47,5 +47,10 @@ def run(plan: Plan, ctx: object) -> Plan:
                 new_expr = Expr(
                     s.expr.op, inner.expr.inputs, s.expr.shape, s.expr.dtype, s.expr.chunks
                 )
-                stages[name] = s.replace(expr=new_expr, members=(new_expr,), inputs=inner.inputs)
+                stages[name] = s.replace(
+                    expr=new_expr,
+                    members=(new_expr,),
+                    inputs=inner.inputs,
+                    input_exprs=new_expr.inputs,
+                )
     return replace_stages(plan.with_stages(stages), alias)
