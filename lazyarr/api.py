@@ -7,6 +7,7 @@ default. Plans are cached by the outputs' structural keys.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from lazyarr.progress import make_progress
 __all__ = [
     "clear_plan_cache",
     "compute_exprs",
+    "last_run",
     "make_plan",
     "passes_for",
     "persist_exprs",
@@ -35,6 +37,23 @@ __all__ = [
 # would keep the user's arrays alive).
 _CACHE_SOURCE_LIMIT = 1 << 20
 _plan_cache: OrderedDict[tuple, Plan] = OrderedDict()
+_LAST_RUN: dict[str, Any] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class LastRun:
+    """The plan and the measurements of the latest compute or persist."""
+
+    plan: Plan
+    executor: str
+    stats: Any  # the executor's RunStats, or None if it measures nothing
+
+
+def last_run() -> LastRun | None:
+    """The latest compute's plan and measured statistics (None before any compute)."""
+    if "plan" not in _LAST_RUN:
+        return None
+    return LastRun(_LAST_RUN["plan"], _LAST_RUN["executor"], _LAST_RUN["stats"])
 
 
 def resolve_executor(name: str | None) -> Any:
@@ -65,16 +84,21 @@ def make_plan(
     executor: str = "numpy",
     passes: Sequence[str] = (),
     check: bool | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Plan:
-    """The optimized plan of ``exprs`` (cached by their keys and the passes)."""
+    """The optimized plan of ``exprs`` (cached by their keys, the passes and the context).
+
+    ``extra`` holds ``PassContext`` fields the executor contributes
+    (``plan_context()``: worker count, addresses, hosts).
+    """
     check = bool(config.resolve("optimize.check", check))
-    key = (tuple(e.key for e in exprs), executor, tuple(passes), check)
+    key = (tuple(e.key for e in exprs), executor, tuple(passes), check, _context_key(extra))
     plan = _plan_cache.get(key)
     if plan is not None:
         _plan_cache.move_to_end(key)
         return plan
     graph = build(exprs)
-    ctx = PassContext(executor=executor, check=check)
+    ctx = PassContext(executor=executor, check=check, **(extra or {}))
     plan = optimize(Plan.from_graph(graph), passes, ctx)
     size = int(config.get("plan-cache.size"))
     if size > 0 and _cacheable(plan):
@@ -82,6 +106,10 @@ def make_plan(
         while len(_plan_cache) > size:
             _plan_cache.popitem(last=False)
     return plan
+
+
+def _context_key(extra: dict[str, Any] | None) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in (extra or {}).items()))
 
 
 def clear_plan_cache() -> None:
@@ -96,7 +124,10 @@ def _prepare(
     passes: Sequence[str] | None,
 ) -> tuple[Any, Plan]:
     ex = resolve_executor(executor)
-    plan = make_plan(exprs, ex.name, passes_for(optimize_, passes))
+    context = getattr(ex, "plan_context", None)
+    plan = make_plan(
+        exprs, ex.name, passes_for(optimize_, passes), extra=context() if context else None
+    )
     return ex, plan
 
 
@@ -110,7 +141,10 @@ def compute_exprs(
     """NumPy results of ``exprs``, computed together in one plan."""
     ex, plan = _prepare(exprs, executor, optimize, passes)
     bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-    return ex.execute(plan, plan.outputs, bar)
+    _LAST_RUN.update(plan=plan, executor=ex.name, stats=None)
+    results = ex.execute(plan, plan.outputs, bar)
+    _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
+    return results
 
 
 def persist_exprs(
@@ -123,7 +157,9 @@ def persist_exprs(
     """Expressions whose blocks are kept where the executor computed them."""
     ex, plan = _prepare(exprs, executor, optimize, passes)
     bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
+    _LAST_RUN.update(plan=plan, executor=ex.name, stats=None)
     stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+    _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return [
         Expr(FromBlocks(store=s), (), e.shape, e.dtype, e.chunks) for e, s in zip(exprs, stores)
     ]

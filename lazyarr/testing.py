@@ -24,9 +24,20 @@ __all__ = ["assert_eq", "assert_same_error", "executors_under_test", "tolerance"
 _SKIP = {"raise"}
 
 
-def executors_under_test() -> list[str]:
-    """Registered executors that can run here (all but the test-only ``raise``)."""
-    return [n for n, (ok, _) in registry.available().items() if ok and n not in _SKIP]
+def executors_under_test(everything: bool = False) -> list[str]:
+    """Registered executors that can run here (all but the test-only ``raise``).
+
+    Executors marked ``differential_tests = False`` (a cluster: seconds per
+    compute) are left out unless ``everything``; they run the conformance
+    suite and a sample of every op instead.
+    """
+    names = []
+    for n, (ok, _) in registry.available().items():
+        if not ok or n in _SKIP:
+            continue
+        if everything or getattr(registry.get(n), "differential_tests", True):
+            names.append(n)
+    return names
 
 
 def tolerance(dtype: np.dtype) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,11 +51,20 @@ class RunStats:
     stage_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     blocks: int = 0
     peak_bytes: int = 0
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Executor-specific measurements (per-worker bytes and memory on Dask)."""
 
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs plans. ``name`` is the registry name."""
+    """Runs plans. ``name`` is the registry name.
+
+    Optional members: ``plan_context() -> dict`` (extra ``PassContext``
+    fields such as ``n_workers``, ``workers``, ``hosts``), ``last_stats``
+    (the :class:`RunStats` of the latest run) and ``differential_tests``
+    (False for executors too slow for the whole differential suite; they
+    run the conformance suite and a sample instead).
+    """
 
     name: str
 

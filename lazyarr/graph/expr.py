@@ -47,11 +47,7 @@ class Op:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        fields = {
-            n
-            for n, a in inspect.get_annotations(cls).items()
-            if "ClassVar" not in str(a)
-        }
+        fields = {n for n, a in inspect.get_annotations(cls).items() if "ClassVar" not in str(a)}
         clash = {"kind", "name"} & fields
         if clash:
             raise TypeError(

@@ -10,7 +10,7 @@ from lazyarr import api
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
 
-__all__ = ["compute", "persist", "plan"]
+__all__ = ["compute", "last_run", "persist", "plan"]
 
 
 def compute(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[np.ndarray, ...]:
@@ -25,8 +25,16 @@ def persist(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[
     return tuple(wrap(e) for e in api.persist_exprs(exprs, executor=executor, **options))
 
 
+def last_run() -> api.LastRun | None:
+    """The plan and measurements of the latest compute (``.plan``, ``.stats``)."""
+    return api.last_run()
+
+
 def plan(*arrays: Any, executor: str | None = None, optimize: bool | None = None) -> Any:
     """The optimized :class:`~lazyarr.optimize.plan.Plan` that ``compute`` would run."""
     exprs = [as_expr(a) for a in arrays]
     ex = api.resolve_executor(executor)
-    return api.make_plan(exprs, ex.name, api.passes_for(optimize, None))
+    context = getattr(ex, "plan_context", None)
+    return api.make_plan(
+        exprs, ex.name, api.passes_for(optimize, None), extra=context() if context else None
+    )

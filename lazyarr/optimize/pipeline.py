@@ -24,6 +24,10 @@ class PassContext:
 
     executor: str = "numpy"
     n_workers: int = 1
+    workers: tuple[str, ...] = ()
+    """Worker addresses, when the executor has workers (index = worker number)."""
+    hosts: tuple[str, ...] = ()
+    """The host of each worker (same index), for cheaper same-host transfers."""
     memory_limit: int | None = None
     check: bool = False
 

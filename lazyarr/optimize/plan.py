@@ -87,6 +87,8 @@ class Plan:
     stages: dict[str, Stage]
     outputs: tuple[str, ...]
     history: tuple[PassRecord, ...] = ()
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """What passes decided and why, by pass name (``notes["fuse"]``, ``notes["place"]``)."""
 
     @classmethod
     def from_graph(cls, g: nx.DiGraph) -> Plan:
@@ -128,7 +130,8 @@ class Plan:
         return g
 
     def with_stages(self, stages: dict[str, Stage], outputs: Sequence[str] | None = None) -> Plan:
-        return Plan(stages, tuple(outputs) if outputs is not None else self.outputs, self.history)
+        outs = tuple(outputs) if outputs is not None else self.outputs
+        return Plan(stages, outs, self.history, dict(self.notes))
 
     @cached_property
     def total_blocks(self) -> int:
@@ -146,6 +149,7 @@ class Plan:
             "exprs": table,
             "outputs": list(self.outputs),
             "history": [dataclasses.asdict(h) for h in self.history],
+            "notes": self.notes,
             "stages": [
                 {
                     "name": s.name,
@@ -184,4 +188,4 @@ class Plan:
                 notes=d["notes"],
             )
         history = tuple(PassRecord(**h) for h in doc["history"])
-        return cls(stages, tuple(doc["outputs"]), history)
+        return cls(stages, tuple(doc["outputs"]), history, doc.get("notes", {}))
