@@ -27,11 +27,10 @@ def check_plan(plan: Plan, after: str = "") -> None:
                 raise InvariantError(f"{name}: input {i!r} is not an earlier stage{where}")
             src = plan.stages[i].expr
             want = s.input_exprs[pos]
-            if (src.shape, src.dtype, src.chunks) != (want.shape, want.dtype, want.chunks):
+            if src.key != want.key:
                 raise InvariantError(
-                    f"{name}: input {pos} from {i} has shape/dtype/chunks "
-                    f"{src.shape}/{src.dtype}/{src.chunks}, expected "
-                    f"{want.shape}/{want.dtype}/{want.chunks}{where}"
+                    f"{name}: input {pos} reads stage {i} ({src.name}) but expects "
+                    f"{want.name}{where}"
                 )
         for arr in (s.worker, s.est_bytes):
             if arr is not None and arr.shape != s.numblocks:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
-from lazyarr.optimize.passes import cse, simplify
+from lazyarr.optimize.passes import cse, fuse, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
@@ -38,6 +38,7 @@ PassFn = Callable[[Plan, PassContext], Plan]
 PASSES: dict[str, PassFn] = {
     "cse": cse.run,
     "simplify": simplify.run,
+    "fuse": fuse.run,
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Rechunk
-from lazyarr.optimize.passes._rewire import replace_stages
+from lazyarr.optimize.passes._rewire import reconcile, replace_stages
 from lazyarr.optimize.plan import Plan
 
 __all__ = ["is_identity", "run"]
@@ -53,4 +53,4 @@ def run(plan: Plan, ctx: object) -> Plan:
                     inputs=inner.inputs,
                     input_exprs=new_expr.inputs,
                 )
-    return replace_stages(plan.with_stages(stages), alias)
+    return replace_stages(reconcile(plan.with_stages(stages)), alias)
