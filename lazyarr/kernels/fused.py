@@ -33,12 +33,16 @@ def external_regions(
     """Which region of which external input the group reads for ``region`` of its last member."""
     inside = {m.key for m in members}
     pos = _positions(input_exprs)
-    out: dict[tuple[int, Region], None] = {}
+    seen: set[tuple[int, tuple[tuple[int, int], ...]]] = set()  # slices hash only from 3.12
+    out: list[tuple[int, Region]] = []
     for m in members:
         for inp, r in zip(m.inputs, m.op.regions(m, region)):
             if inp.key not in inside:
-                out[(pos[inp.key], tuple(r))] = None
-    return list(out)
+                key = (pos[inp.key], tuple((s.start, s.stop) for s in r))
+                if key not in seen:
+                    seen.add(key)
+                    out.append((key[0], tuple(r)))
+    return out
 
 
 def evaluate(

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
-from lazyarr.optimize.passes import cse, fuse, simplify
+from lazyarr.optimize.passes import cse, fuse, layout, place, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
@@ -29,16 +29,20 @@ class PassContext:
     hosts: tuple[str, ...] = ()
     """The host of each worker (same index), for cheaper same-host transfers."""
     memory_limit: int | None = None
+    placement_trees: bool = True
+    """Whether the executor runs reductions and contractions as placed trees of parts."""
     check: bool = False
 
 
 PassFn = Callable[[Plan, PassContext], Plan]
 
-# The order passes run in; later issues add fuse, layout, place, memory.
+# The order passes run in. layout and place only act when there are several workers.
 PASSES: dict[str, PassFn] = {
     "cse": cse.run,
     "simplify": simplify.run,
     "fuse": fuse.run,
+    "layout": layout.run,
+    "place": place.run,
 }
 
 

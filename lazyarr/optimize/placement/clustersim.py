@@ -1,0 +1,226 @@
+"""A simulated cluster: per-worker memory and network load, and where blocks are.
+
+This is the state the placement search works on (NumS's ``ClusterState``,
+see ``shared/notes/placement.md`` §1.2), in bytes rather than element counts.
+
+* ``load`` is a float64 array of shape ``(3, n_workers)``: row 0 memory,
+  row 1 network in, row 2 network out, all in bytes. Network bytes between
+  two workers on the same host are multiplied by ``local_coeff`` (cheaper).
+  Memory is cumulative: nothing is freed (an upper bound, as in NumS).
+* ``loc[block]`` lists the workers holding a block (the first is where it
+  was made; copies add replicas, which stop later traffic for that block).
+* The objective is ``sum over rows of weight[row] * max over workers``:
+  the most loaded worker per resource, not the total.
+
+Everything is deterministic: copies come from a same-host holder when there
+is one, else from the first holder; no randomness, no dict-order surprises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["MEMORY", "NET_IN", "NET_OUT", "ClusterSim", "SimOp", "host_ids"]
+
+MEMORY, NET_IN, NET_OUT = 0, 1, 2
+
+BlockKey = Hashable
+
+
+def host_ids(hosts: Sequence[str], n_workers: int | None = None) -> tuple[int, ...]:
+    """An integer per worker naming its host (numbered by first appearance).
+
+    With no hosts every worker is its own host. ``combine_schedule`` takes
+    these ids, so executors must number hosts the same way.
+    """
+    if not hosts:
+        return tuple(range(n_workers or 0))
+    ids: dict[str, int] = {}
+    return tuple(ids.setdefault(h, len(ids)) for h in hosts)
+
+
+@dataclasses.dataclass(frozen=True)
+class SimOp:
+    """One task: reads ``inputs`` (block keys), writes ``output`` of ``size`` bytes."""
+
+    inputs: tuple[BlockKey, ...]
+    output: BlockKey
+    size: int
+
+
+class ClusterSim:
+    """Per-worker memory / network-in / network-out loads and block locations.
+
+    ``hosts`` gives each worker's host (same index); workers on one host copy
+    to each other at ``local_coeff`` times the cost. With no hosts, every
+    worker counts as its own host.
+    """
+
+    def __init__(
+        self,
+        n_workers: int,
+        hosts: Sequence[str] = (),
+        local_coeff: float = 0.1,
+        weights: Sequence[float] = (1.0, 1.0, 1.0),
+    ) -> None:
+        if n_workers < 1:
+            raise ValueError(f"a cluster needs at least one worker, not {n_workers}")
+        if hosts and len(hosts) != n_workers:
+            raise ValueError(f"{len(hosts)} hosts given for {n_workers} workers")
+        if len(weights) != 3:
+            raise ValueError(f"weights has {len(weights)} entries; need 3 (memory, in, out)")
+        self.n_workers = int(n_workers)
+        self.host_of: tuple[int, ...] = host_ids(hosts, n_workers)
+        self.local_coeff = float(local_coeff)
+        self.weights = tuple(float(w) for w in weights)
+        self.load = np.zeros((3, self.n_workers), dtype=np.float64)
+        self.loc: dict[BlockKey, list[int]] = {}
+        self.size: dict[BlockKey, int] = {}
+        self.bytes_in = np.zeros(self.n_workers, dtype=np.int64)
+        """Raw bytes copied into each worker (no same-host discount)."""
+        self.moves = 0
+        """Number of block copies committed."""
+        self._rowmax = [0.0, 0.0, 0.0]
+
+    # -- state --------------------------------------------------------------
+    def copy(self) -> ClusterSim:
+        """An independent copy (to try a whole strategy and compare)."""
+        new = ClusterSim.__new__(ClusterSim)
+        new.__dict__.update(self.__dict__)
+        new.load = self.load.copy()
+        new.loc = {k: list(v) for k, v in self.loc.items()}
+        new.size = dict(self.size)
+        new.bytes_in = self.bytes_in.copy()
+        new._rowmax = list(self._rowmax)
+        return new
+
+    def holders(self, block: BlockKey) -> list[int]:
+        """Workers holding ``block`` (first = where it was made)."""
+        return self.loc[block]
+
+    def objective(self) -> float:
+        """``sum_r weight_r * max_w load[r, w]``."""
+        return sum(w * m for w, m in zip(self.weights, self._rowmax))
+
+    def same_host(self, a: int, b: int) -> bool:
+        return self.host_of[a] == self.host_of[b]
+
+    # -- copies -------------------------------------------------------------
+    def source_for(self, block: BlockKey, target: int) -> int:
+        """The holder a copy to ``target`` comes from: a same-host one, else the first."""
+        where = self.loc[block]
+        for w in where:
+            if self.host_of[w] == self.host_of[target]:
+                return w
+        return where[0]
+
+    def _copy_deltas(
+        self, block: BlockKey, target: int, deltas: dict[tuple[int, int], float]
+    ) -> int:
+        """Add the loads of copying ``block`` to ``target``; returns raw bytes (0 if held)."""
+        if target in self.loc[block]:
+            return 0
+        size = self.size[block]
+        src = self.source_for(block, target)
+        net = size * (self.local_coeff if self.host_of[src] == self.host_of[target] else 1.0)
+        deltas[(MEMORY, target)] = deltas.get((MEMORY, target), 0.0) + size
+        deltas[(NET_IN, target)] = deltas.get((NET_IN, target), 0.0) + net
+        deltas[(NET_OUT, src)] = deltas.get((NET_OUT, src), 0.0) + net
+        return size
+
+    def _op_deltas(
+        self, op: SimOp, worker: int, lookahead: int | None
+    ) -> dict[tuple[int, int], float]:
+        deltas: dict[tuple[int, int], float] = {}
+        seen: set[BlockKey] = set()
+        for b in op.inputs:
+            if b not in seen:
+                seen.add(b)
+                self._copy_deltas(b, worker, deltas)
+        deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + op.size
+        if lookahead is not None and lookahead != worker:
+            net = op.size * (self.local_coeff if self.same_host(worker, lookahead) else 1.0)
+            deltas[(MEMORY, lookahead)] = deltas.get((MEMORY, lookahead), 0.0) + op.size
+            deltas[(NET_IN, lookahead)] = deltas.get((NET_IN, lookahead), 0.0) + net
+            deltas[(NET_OUT, worker)] = deltas.get((NET_OUT, worker), 0.0) + net
+        return deltas
+
+    def _objective_with(self, deltas: dict[tuple[int, int], float]) -> float:
+        rowmax = list(self._rowmax)
+        load = self.load
+        for (r, w), d in deltas.items():
+            v = float(load[r, w]) + d
+            if v > rowmax[r]:
+                rowmax[r] = v
+        return sum(wt * m for wt, m in zip(self.weights, rowmax))
+
+    def _apply(self, deltas: dict[tuple[int, int], float]) -> None:
+        load = self.load
+        for (r, w), d in deltas.items():
+            load[r, w] += d
+            v = float(load[r, w])
+            if v > self._rowmax[r]:
+                self._rowmax[r] = v
+
+    # -- public operations --------------------------------------------------
+    def place(self, block: BlockKey, size: int, worker: int) -> None:
+        """Put a block on ``worker`` with no traffic (a source block, an existing block)."""
+        self._check_worker(worker)
+        if block in self.loc:
+            raise KeyError(f"block {block!r} is already placed")
+        self.size[block] = int(size)
+        self.loc[block] = [worker]
+        self._apply({(MEMORY, worker): float(size)})
+
+    def simulate(self, op: SimOp, worker: int, lookahead: int | None = None) -> float:
+        """The objective if ``op`` ran on ``worker`` (the state is unchanged).
+
+        ``lookahead``: also count moving the result to that worker afterwards
+        (one-step look-ahead to the block's owner).
+        """
+        self._check_worker(worker)
+        return self._objective_with(self._op_deltas(op, worker, lookahead))
+
+    def commit(self, op: SimOp, worker: int) -> int:
+        """Run ``op`` on ``worker``: copy missing inputs there, add the output.
+
+        Returns the raw bytes copied into ``worker``.
+        """
+        self._check_worker(worker)
+        moved = 0
+        for b in dict.fromkeys(op.inputs):
+            moved += self.move(b, worker)
+        self.size[op.output] = int(op.size)
+        self.loc.setdefault(op.output, []).append(worker)
+        self._apply({(MEMORY, worker): float(op.size)})
+        return moved
+
+    def move(self, block: BlockKey, worker: int) -> int:
+        """Copy ``block`` to ``worker`` (a replica); returns the raw bytes moved (0 if held)."""
+        self._check_worker(worker)
+        deltas: dict[tuple[int, int], float] = {}
+        moved = self._copy_deltas(block, worker, deltas)
+        if moved:
+            self._apply(deltas)
+            self.loc[block].append(worker)
+            self.bytes_in[worker] += moved
+            self.moves += 1
+        return moved
+
+    def alias(self, block: BlockKey, as_block: BlockKey) -> None:
+        """Let ``as_block`` name the value of ``block`` (same size and holders, no traffic)."""
+        if as_block in self.loc:
+            raise KeyError(f"block {as_block!r} is already placed")
+        self.size[as_block] = self.size[block]
+        self.loc[as_block] = list(self.loc[block])
+
+    def missing_bytes(self, blocks: Iterable[BlockKey], worker: int) -> int:
+        """Raw bytes of ``blocks`` that ``worker`` does not hold yet."""
+        return sum(self.size[b] for b in dict.fromkeys(blocks) if worker not in self.loc[b])
+
+    def _check_worker(self, worker: int) -> None:
+        if not 0 <= worker < self.n_workers:
+            raise IndexError(f"worker {worker} out of range for {self.n_workers} workers")

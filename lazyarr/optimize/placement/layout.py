@@ -1,0 +1,279 @@
+"""Block layouts: which worker owns each block (block-cyclic over a worker grid).
+
+A :class:`Layout` maps a block grid onto a grid of workers: block ``g``
+goes to worker-grid entry ``g mod grid`` (only the block axes mapped to a
+worker-grid axis count), and that entry to a worker through ``order``.
+``order`` lists workers hosts first (round robin over hosts), so
+neighbouring entries land on different hosts before they share one
+(NumS's ``CyclicDeviceGrid``, see ``shared/notes/placement.md`` §2).
+
+The worker grid is chosen per block grid: the fewest blocks on the most
+loaded worker, then the most workers used, then the squarest grid (4
+workers -> 2x2 for a 4x4 block grid, 4x1 for row blocks).
+
+Contraction alignment: when the larger operand of a ``matmul``/
+``tensordot``/``einsum`` is split only along summed axes, the smaller
+operand is laid out so that its summed block axes cycle over the same
+worker-grid axes; then every partial product is local to one worker.
+
+:func:`suggest_chunks` is NumS's block-shape rule (about one block per
+worker, one block size per axis length) for callers choosing chunks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.chunks import Chunks, regular_chunks
+from lazyarr.graph.ops.elementwise import Elementwise
+from lazyarr.optimize.placement.deps import contracted_pairs
+from lazyarr.optimize.plan import Plan
+
+__all__ = [
+    "Layout",
+    "block_grid",
+    "default_layout",
+    "device_order",
+    "plan_layouts",
+    "suggest_chunks",
+    "worker_grid",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Block-cyclic owners: ``grid`` (worker-grid shape), the worker-grid axis of
+    each block axis (``None``: not spread), and the worker at each grid entry."""
+
+    grid: tuple[int, ...]
+    axes: tuple[int | None, ...]
+    order: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.order) != math.prod(self.grid):
+            raise ValueError(f"order has {len(self.order)} workers for a {self.grid} grid")
+        used = [g for g in self.axes if g is not None]
+        if len(used) != len(set(used)) or any(not 0 <= g < len(self.grid) for g in used):
+            raise ValueError(f"block axes {self.axes} do not map onto grid {self.grid}")
+
+    def owner(self, index: Sequence[int]) -> int:
+        """The worker owning block ``index``."""
+        flat = 0
+        coords = [0] * len(self.grid)
+        for ax, i in enumerate(index):
+            g = self.axes[ax]
+            if g is not None:
+                coords[g] = int(i) % self.grid[g]
+        for g, n in enumerate(self.grid):
+            flat = flat * n + coords[g]
+        return self.order[flat]
+
+    def owners(self, numblocks: Sequence[int]) -> np.ndarray:
+        """Owners of every block of a grid (int32, shaped ``numblocks``)."""
+        strides = [math.prod(self.grid[g + 1 :]) for g in range(len(self.grid))]
+        flat = np.zeros(tuple(numblocks), dtype=np.int64)
+        for ax, nb in enumerate(numblocks):
+            g = self.axes[ax]
+            if g is None:
+                continue
+            shape = [1] * len(numblocks)
+            shape[ax] = nb
+            flat = flat + ((np.arange(nb) % self.grid[g]) * strides[g]).reshape(shape)
+        return np.asarray(self.order, dtype=np.int32)[flat]
+
+    def describe(self) -> str:
+        """A short text, e.g. ``2x2 block-cyclic``."""
+        if not self.grid or math.prod(self.grid) == 1:
+            return f"all on worker {self.order[0]}"
+        return "x".join(map(str, self.grid)) + " block-cyclic"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"grid": list(self.grid), "axes": list(self.axes), "order": list(self.order)}
+
+
+def device_order(n_workers: int, hosts: Sequence[str] = ()) -> tuple[int, ...]:
+    """Workers in layout order: the k-th worker of every host before any (k+1)-th."""
+    if not hosts:
+        return tuple(range(n_workers))
+    by_host: dict[str, list[int]] = {}
+    for w, h in enumerate(hosts[:n_workers]):
+        by_host.setdefault(h, []).append(w)
+    out: list[int] = []
+    for k in range(max(len(ws) for ws in by_host.values())):
+        out.extend(ws[k] for ws in by_host.values() if k < len(ws))
+    return tuple(out)
+
+
+@lru_cache(maxsize=2048)
+def _best_grid(numblocks: tuple[int, ...], n: int) -> tuple[int, ...]:
+    best: tuple[Any, ...] | None = None
+    choice: tuple[int, ...] = (1,) * len(numblocks)
+
+    def consider(g: tuple[int, ...]) -> None:
+        nonlocal best, choice
+        per_worker = math.prod(-(-nb // k) for nb, k in zip(numblocks, g))
+        spread = [k for nb, k in zip(numblocks, g) if nb > 1]
+        square = max(spread) / min(spread) if spread else 1.0
+        key = (per_worker, -math.prod(g), square, tuple(-k for k in g))
+        if best is None or key < best:
+            best, choice = key, g
+
+    def rec(ax: int, prefix: tuple[int, ...], used: int) -> None:
+        if ax == len(numblocks):
+            consider(prefix)
+            return
+        for k in range(1, min(numblocks[ax], n // used) + 1):
+            rec(ax + 1, (*prefix, k), used * k)
+
+    rec(0, (), 1)
+    return choice
+
+
+def worker_grid(numblocks: Sequence[int], n_workers: int) -> tuple[int, ...]:
+    """The worker-grid shape for a block grid (one factor per block axis).
+
+    Minimises the blocks on the most loaded worker, then uses the most
+    workers, then prefers the squarest grid and larger leading factors.
+    """
+    nb = tuple(max(1, int(b)) for b in numblocks)
+    return _best_grid(nb, max(1, int(n_workers)))
+
+
+def default_layout(numblocks: Sequence[int], n_workers: int, hosts: Sequence[str] = ()) -> Layout:
+    """Block axis ``i`` cycles over worker-grid axis ``i`` of :func:`worker_grid`."""
+    grid = worker_grid(numblocks, n_workers)
+    order = device_order(n_workers, hosts)[: math.prod(grid)]
+    return Layout(grid, tuple(range(len(grid))), order)
+
+
+# ----------------------------------------------------------------- block shapes
+
+
+def block_grid(
+    shape: Sequence[int], n_blocks: int, cluster_shape: Sequence[int] | None = None
+) -> tuple[int, ...]:
+    """Blocks per axis, about ``n_blocks`` in all (NumS's rule, notes §2).
+
+    Each axis gets a share of ``log(n_blocks)`` weighted by its length and
+    by a softmax of the cluster shape (padded with ones or cut to the
+    array's rank); the rounding leftover goes to the longest axis.
+    """
+    shape = tuple(int(s) for s in shape)
+    if not shape:
+        return ()
+    if sum(shape) == 0 or n_blocks <= 1:
+        return (1,) * len(shape)
+    cs = list(cluster_shape) if cluster_shape is not None else [n_blocks]
+    cs = (cs + [1] * len(shape))[: len(shape)]
+    soft = np.exp(np.asarray(cs, dtype=np.float64) - max(cs))
+    soft /= soft.sum()
+    frac = soft * (np.asarray(shape, dtype=np.float64) / sum(shape))
+    frac /= frac.sum()
+    exact = float(n_blocks) ** frac
+    grid = np.floor(exact)
+    grid[int(np.argmax(shape))] += float(np.sum(exact - grid))
+    out = np.ceil(grid - 1e-9).astype(int)
+    return tuple(int(max(1, min(g, max(s, 1)))) for g, s in zip(out, shape))
+
+
+def suggest_chunks(
+    shape: Sequence[int],
+    itemsize: int,
+    n_workers: int,
+    per_worker: int = 1,
+    cluster_shape: Sequence[int] | None = None,
+    min_bytes: int = 10**8,
+    memo: dict[int, int] | None = None,
+) -> Chunks:
+    """Chunks with about ``per_worker`` blocks per worker (NumS's block-shape rule).
+
+    Arrays under ``min_bytes`` stay one block. ``memo`` (axis length ->
+    block length) keeps one block size per axis length across calls, so
+    operands of a matmul or an elementwise op get aligned blocks.
+    """
+    shape = tuple(int(s) for s in shape)
+    if math.prod(shape) * itemsize < min_bytes:
+        sizes = list(shape)
+    else:
+        grid = block_grid(shape, n_workers * per_worker, cluster_shape)
+        sizes = [-(-s // g) if s else 0 for s, g in zip(shape, grid)]
+    if memo is not None:
+        for ax, s in enumerate(shape):
+            sizes[ax] = memo.setdefault(s, sizes[ax])
+    return tuple(regular_chunks(s, b) if s else (0,) for s, b in zip(shape, sizes))
+
+
+# ----------------------------------------------------------------- a plan's layouts
+
+
+def plan_layouts(
+    plan: Plan, n_workers: int, hosts: Sequence[str] = (), fixed: Sequence[str] = ()
+) -> tuple[dict[str, Layout], dict[str, str]]:
+    """A layout for every stage not in ``fixed``, and why, with contraction alignment.
+
+    Stages in ``fixed`` keep the owners they have (persisted blocks); they
+    are never re-laid out and never serve as an alignment reference.
+    """
+    layouts = {
+        n: default_layout(s.numblocks, n_workers, hosts)
+        for n, s in plan.stages.items()
+        if n not in fixed
+    }
+    why = {n: lay.describe() for n, lay in layouts.items()}
+    pinned = set(fixed)
+    for s in plan.stages.values():
+        if s.kind != "map" or s.fused or len(s.inputs) != 2 or s.inputs[0] == s.inputs[1]:
+            continue
+        pairs = contracted_pairs(s.expr)
+        if not pairs:
+            continue
+        (a, b), (ea, eb) = s.inputs, s.input_exprs
+        big, small, small_expr = a, b, eb
+        if eb.nbytes > ea.nbytes:
+            big, small, small_expr = b, a, ea
+            pairs = [(y, x) for x, y in pairs]
+        if big not in layouts or small in pinned:
+            continue
+        ref = layouts[big]
+        split = {g for g, k in enumerate(ref.grid) if k > 1}
+        through = {ref.axes[ax] for ax, _ in pairs}
+        if not split or not split <= through:
+            continue
+        axes: list[int | None] = [None] * small_expr.ndim
+        for ax_big, ax_small in pairs:
+            axes[ax_small] = ref.axes[ax_big]
+        reason = f"{ref.describe()}, summed axes aligned with {big} for {s.name}"
+        _assign(plan, small, Layout(ref.grid, tuple(axes), ref.order), reason, layouts, why, pinned)
+        pinned.add(big)
+    return layouts, why
+
+
+def _assign(
+    plan: Plan,
+    name: str,
+    layout: Layout,
+    reason: str,
+    layouts: dict[str, Layout],
+    why: dict[str, str],
+    pinned: set[str],
+) -> None:
+    """Give ``name`` the layout, and pass it up through same-grid elementwise stages."""
+    layouts[name], why[name] = layout, reason
+    pinned.add(name)
+    stack = [name]
+    while stack:
+        s = plan.stages[stack.pop()]
+        if s.kind != "map" or not all(isinstance(m.op, Elementwise) for m in s.members):
+            continue
+        for pos, inp in enumerate(s.inputs):
+            if inp in pinned or s.input_exprs[pos].chunks != s.expr.chunks:
+                continue
+            layouts[inp], why[inp] = layout, f"{reason} (through {s.name})"
+            pinned.add(inp)
+            stack.append(inp)

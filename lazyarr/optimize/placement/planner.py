@@ -1,0 +1,334 @@
+"""The placement search: a greedy local search over block tasks (NumS's LSHS, notes §7).
+
+Stages are visited in plan order and their block tasks in C order. Each
+task goes to the worker with the lowest simulated objective among the
+holders of its inputs and the block's layout owner; a worker other than the
+owner also pays for moving the result to the owner afterwards (one-step
+look-ahead). Ties go to the owner, then to the lowest worker index, so the
+plan is reproducible.
+
+Per stage kind:
+
+* ``source``: every block on its owner (all sources first, as the inputs
+  that exist before the computation).
+* ``map``: one task per block, reading the blocks its regions touch. When
+  the owner already holds every input (elementwise on the same layout) the
+  owner wins outright, which is the fast path.
+* contraction (``matmul``/``tensordot``/``einsum`` whose summed axes span
+  several blocks): two strategies are simulated and the lower objective
+  wins (ties: owner-computes). *owner-computes* runs each block on its
+  owner reading whole panels (SUMMA-like); *tree* runs one partial product
+  per contracted block range on a holder and sums them in a tree.
+  Owner-computes is left out when a block's panels exceed the memory limit.
+* ``reduce``: one partial per body block, placed by the search, combined
+  by :func:`combine_schedule` (co-located partials first), finalized on
+  the owner.
+
+Tree stages record where each part ran (``parts``); the combine steps
+follow from :func:`combine_schedule`, which executors call as well.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
+from lazyarr.optimize.placement.deps import (
+    block_nbytes,
+    contraction_parts,
+    n_contraction_parts,
+    partial_nbytes,
+    reads_blocks,
+    reduce_part_reads,
+    reduce_parts,
+    stage_reads,
+)
+from lazyarr.optimize.plan import Plan, Stage
+
+__all__ = ["LOCAL_COEFF", "WEIGHTS", "Planner", "StagePlacement", "combine_schedule"]
+
+LOCAL_COEFF = 0.1
+"""Network cost of a same-host copy relative to a copy between hosts (NumS's default)."""
+WEIGHTS = (1.0, 1.0, 1.0)
+"""Weights of max memory, max network in, max network out in the objective."""
+
+Step = tuple[int, int, int]
+"""A combine step ``(left slot, right slot, worker)``; its result is the next new slot."""
+
+
+@dataclasses.dataclass
+class StagePlacement:
+    """What the search decided for one stage."""
+
+    strategy: str
+    worker: np.ndarray
+    est_bytes: np.ndarray
+    moves: int
+    why: str = ""
+    parts: np.ndarray | None = None
+    """For tree strategies: worker of each part, shaped ``(*numblocks, n_parts)``."""
+    panel: int = 0
+    """Largest input bytes one block task reads (owner-computes memory check)."""
+
+
+def combine_schedule(
+    part_workers: Sequence[int], owner: int, host_of: Sequence[int] | None = None
+) -> list[Step]:
+    """How the parts of one block are combined: ``[(left, right, worker), ...]``.
+
+    Slots ``0..n-1`` are the parts (in order); step ``j`` combines two slots
+    on ``worker`` and its result is slot ``n + j``; the last slot is the
+    block's value (slot 0 when there is one part). Parts on the same worker
+    are combined there first (no traffic); then one value per worker is
+    combined pairwise, the owner's first and same-host workers next to each
+    other, each step on the worker of its left operand. Deterministic: the
+    executors call this with the plan's part workers to run the same tree.
+    """
+
+    def host(w: int) -> int:
+        return int(host_of[w]) if host_of is not None else w
+
+    groups: dict[int, list[int]] = {}
+    for slot, w in enumerate(part_workers):
+        groups.setdefault(int(w), []).append(slot)
+    order = sorted(groups, key=lambda w: (w != owner, host(w) != host(owner), host(w), w))
+    where = [int(w) for w in part_workers]
+    steps: list[Step] = []
+
+    def fold(slots: list[int]) -> int:
+        level = slots
+        while len(level) > 1:
+            nxt = []
+            for i in range(0, len(level) - 1, 2):
+                a, b = level[i], level[i + 1]
+                steps.append((a, b, where[a]))
+                where.append(where[a])
+                nxt.append(len(where) - 1)
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        return level[0]
+
+    if part_workers:
+        fold([fold(groups[w]) for w in order])
+    return steps
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+class Planner:
+    """Runs the search over a plan, given the layout owner of every block of every stage."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        owners: dict[str, np.ndarray],
+        n_workers: int,
+        hosts: Sequence[str] = (),
+        memory_limit: int | None = None,
+        local_coeff: float = LOCAL_COEFF,
+        weights: Sequence[float] = WEIGHTS,
+        trees: bool = True,
+    ) -> None:
+        self.plan = plan
+        self.owners = owners
+        self.memory_limit = memory_limit
+        self.trees = trees
+        """False: every block is one task on its worker (for executors that run no trees)."""
+        self.sim = ClusterSim(n_workers, hosts, local_coeff, weights)
+
+    # -- driver -------------------------------------------------------------
+    def run(self) -> dict[str, StagePlacement]:
+        """Place every stage; returns the decisions by stage name."""
+        out: dict[str, StagePlacement] = {}
+        stages = list(self.plan.stages.values())
+        for s in stages:
+            if s.kind == "source":
+                out[s.name] = self._sources(s)
+        for s in stages:
+            if s.kind == "map":
+                if n_contraction_parts(s.expr) > 1 and not s.fused:
+                    out[s.name] = self._contraction(s)
+                else:
+                    out[s.name] = self._map(s, owner_only=False)
+            elif s.kind == "reduce":
+                out[s.name] = self._reduce(s) if self.trees else self._map(s, owner_only=False)
+            elif s.kind != "source":
+                raise NotImplementedError(f"placement: stage kind {s.kind!r} has no block rule")
+        return out
+
+    # -- helpers ------------------------------------------------------------
+    def _keys(self, stage: Stage, reads: Sequence[tuple[int, tuple[slice, ...]]]) -> tuple:
+        return tuple((stage.inputs[pos], b) for pos, b in reads_blocks(stage, reads))
+
+    def _choose(self, op: SimOp, owner: int) -> int:
+        """The candidate with the lowest objective (look-ahead to ``owner``); ties: owner, index."""
+        sim = self.sim
+        if all(owner in sim.loc[k] for k in op.inputs):
+            return owner  # any other worker would also move the result: never better
+        cands = {owner}
+        for k in op.inputs:
+            cands.update(sim.loc[k])
+        best: tuple[float, bool, int] | None = None
+        for w in sorted(cands):
+            key = (sim.simulate(op, w, lookahead=owner), w != owner, w)
+            if best is None or key < best:
+                best = key
+        assert best is not None
+        return best[2]
+
+    def _blocks(self, stage: Stage) -> list[tuple[int, ...]]:
+        return [tuple(int(i) for i in idx) for idx in np.ndindex(*stage.numblocks)]
+
+    def _empty(self, stage: Stage) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.zeros(stage.numblocks, dtype=np.int32),
+            np.zeros(stage.numblocks, dtype=np.int64),
+        )
+
+    # -- stage kinds --------------------------------------------------------
+    def _sources(self, stage: Stage) -> StagePlacement:
+        worker, est = self._empty(stage)
+        owners = self.owners[stage.name]
+        for idx in self._blocks(stage):
+            w = int(owners[idx])
+            self.sim.place((stage.name, idx), block_nbytes(stage.expr, idx), w)
+            worker[idx] = w
+        why = f"source: {_count(stage.nblocks, 'block')} on their layout owners"
+        return StagePlacement("layout", worker, est, 0, why)
+
+    def _map(self, stage: Stage, owner_only: bool) -> StagePlacement:
+        worker, est = self._empty(stage)
+        owners = self.owners[stage.name]
+        start = self.sim.moves
+        panel = 0
+        off = 0
+        for idx in self._blocks(stage):
+            keys = self._keys(stage, stage_reads(stage, idx))
+            op = SimOp(keys, (stage.name, idx), block_nbytes(stage.expr, idx))
+            owner = int(owners[idx])
+            w = owner if owner_only else self._choose(op, owner)
+            panel = max(panel, sum(self.sim.size[k] for k in set(keys)))
+            est[idx] = self.sim.commit(op, w)
+            worker[idx] = w
+            off += w != owner
+        moves = self.sim.moves - start
+        total = _fmt_bytes(float(est.sum()))
+        if owner_only:
+            strategy = "owner-computes"
+            why = (
+                f"owner-computes: {_count(stage.nblocks, 'block')}, "
+                f"{_count(moves, 'block move')} predicted ({total})"
+            )
+        elif moves == 0 and off == 0:
+            strategy = "owner"
+            blocks = _count(stage.nblocks, "block")
+            why = f"owner: {blocks}, every input already on the owner, 0 moves"
+        else:
+            strategy = "search"
+            why = (
+                f"search: {_count(stage.nblocks, 'block')} ({off} off their owner), "
+                f"{_count(moves, 'block move')} predicted ({total})"
+            )
+        return StagePlacement(strategy, worker, est, moves, why, panel=panel)
+
+    def _tree(
+        self,
+        stage: Stage,
+        parts_of: list[list[tuple[tuple[Hashable, ...], int]]],
+        reduce: bool,
+    ) -> StagePlacement:
+        """Place ``parts_of[block]`` = [(input keys, part bytes)] and combine them per block."""
+        worker, est = self._empty(stage)
+        owners = self.owners[stage.name]
+        blocks = self._blocks(stage)
+        nparts = max((len(p) for p in parts_of), default=0)
+        parts = np.zeros((*stage.numblocks, nparts), dtype=np.int32)
+        sim = self.sim
+        start = sim.moves
+        for idx, plist in zip(blocks, parts_of):
+            owner = int(owners[idx])
+            moved = 0
+            slots: list[Hashable] = []
+            sizes: list[int] = []
+            for k, (keys, size) in enumerate(plist):
+                key = (stage.name, idx, "part", k)
+                op = SimOp(keys, key, size)
+                w = self._choose(op, owner)
+                moved += sim.commit(op, w)
+                parts[(*idx, k)] = w
+                slots.append(key)
+                sizes.append(size)
+            for j, (a, b, w) in enumerate(
+                combine_schedule(parts[idx].tolist(), owner, sim.host_of)
+            ):
+                key = (stage.name, idx, "sum", j)
+                size = max(sizes[a], sizes[b])
+                moved += sim.commit(SimOp((slots[a], slots[b]), key, size), w)
+                slots.append(key)
+                sizes.append(size)
+            out = (stage.name, idx)
+            if reduce:
+                moved += sim.commit(SimOp((slots[-1],), out, block_nbytes(stage.expr, idx)), owner)
+            else:
+                moved += sim.move(slots[-1], owner)
+                sim.alias(slots[-1], out)
+            worker[idx] = owner
+            est[idx] = moved
+        moves = sim.moves - start
+        total = _fmt_bytes(float(est.sum()))
+        kind, what = ("tree reduce", "partials") if reduce else ("tree", "partial products")
+        why = (
+            f"{kind}: {_count(stage.nblocks, 'block')} x {nparts} {what}, "
+            f"co-located parts combined first, {_count(moves, 'block move')} predicted ({total})"
+        )
+        return StagePlacement("tree", worker, est, moves, why, parts)
+
+    def _reduce(self, stage: Stage) -> StagePlacement:
+        parts_of = []
+        for idx in self._blocks(stage):
+            plist = []
+            for b in reduce_parts(stage, idx):
+                keys = self._keys(stage, reduce_part_reads(stage, b))
+                plist.append((keys, partial_nbytes(stage, b)))
+            parts_of.append(plist)
+        return self._tree(stage, parts_of, reduce=True)
+
+    def _contraction(self, stage: Stage) -> StagePlacement:
+        base = self.sim
+        self.sim = base.copy()
+        owner_way = self._map(stage, owner_only=True)
+        owner_sim, self.sim = self.sim, base
+        fits = self.memory_limit is None or owner_way.panel <= self.memory_limit
+        if not self.trees:
+            if fits:
+                self.sim = owner_sim
+                return owner_way
+            return self._map(stage, owner_only=False)
+        parts_of = []
+        for idx in self._blocks(stage):
+            size = block_nbytes(stage.expr, idx)
+            regions = contraction_parts(stage, idx)
+            parts_of.append([(self._keys(stage, list(enumerate(r))), size) for r in regions])
+        tree_way = self._tree(stage, parts_of, reduce=False)
+        a, b = owner_sim.objective(), base.objective()
+        if fits and a <= b:
+            self.sim = owner_sim
+            owner_way.why += f"; chosen over tree (objective {a:.4g} <= {b:.4g})"
+            return owner_way
+        reason = "panels exceed the memory limit" if not fits else f"objective {b:.4g} < {a:.4g}"
+        tree_way.why += f"; chosen over owner-computes ({reason})"
+        return tree_way
