@@ -18,6 +18,7 @@ from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
+from lazyarr.namespace.extras import *  # noqa: F403
 from lazyarr.namespace.indexing import *  # noqa: F403
 from lazyarr.namespace.linalg import *  # noqa: F403
 from lazyarr.namespace.manipulation import *  # noqa: F403

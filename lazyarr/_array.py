@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import api
+from lazyarr import api, planview
 from lazyarr._convert import as_expr, as_operand, chunks_for
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, reduce
@@ -455,6 +455,35 @@ class LazyArray:
         if self.ndim <= 2 and b.ndim <= 2:
             return wrap(lin.matmul(self._expr, b))
         return wrap(lin.tensordot(self._expr, b, ((self.ndim - 1,), (max(b.ndim - 2, 0),))))
+
+    # -- seeing the plan ------------------------------------------------------------
+    def visualize(
+        self,
+        filename: str | None = None,
+        format: str | None = None,  # noqa: A002 - Dask's name
+        stage: str | None = None,
+        measured: bool = False,
+        executor: str | None = None,
+    ) -> Any:
+        """A picture of this array's optimized plan (a notebook shows it; ``filename`` writes it).
+
+        ``stage="raw"`` or a pass name draws the plan as it was after that pass;
+        ``measured=True`` adds the latest compute's measurements.
+        """
+        return planview.visualize(
+            self,
+            filename=filename,
+            format=format,
+            stage=stage,
+            measured=measured,
+            executor=executor,
+        )
+
+    def explain(
+        self, measured: bool = False, executor: str | None = None, stage: str | None = None
+    ) -> Any:
+        """The plan as text, like a database EXPLAIN: stages, bytes, and why (not) fused/placed."""
+        return planview.explain(self, measured=measured, executor=executor, stage=stage)
 
     # -- NumPy methods served by namespace functions ---------------------------------
     def _via(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

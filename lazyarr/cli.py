@@ -2,8 +2,10 @@
 
 ``config show|get|set`` reads and writes settings, ``executors`` lists the
 registered executors, ``demo`` runs a normalize-and-reduce example against
-NumPy. The array core is imported inside the commands that need it, so
-``--help`` and ``config`` stay fast.
+NumPy and draws its plan, ``plan``/``explain`` run a user's script without
+computing anything and draw or explain the plan of one of its lazy arrays,
+``viz`` draws a plan saved as JSON. The array core is imported inside the
+commands that need it, so ``--help`` and ``config`` stay fast.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,6 +21,11 @@ import yaml
 from lazyarr import config
 
 DEMO_COLUMNS = 500
+PICTURE_FORMATS = ("html", "svg", "png", "dot", "json")
+
+
+class CommandError(Exception):
+    """A user error a command reports as one line (exit status 1)."""
 
 
 def _text(value: Any) -> str:
@@ -100,12 +108,18 @@ def _demo(args: argparse.Namespace) -> int:
     print("z = sqrt((y ** 2).sum(axis=1))")
     print(f"z (nothing computed yet): {z!r}\n")
 
+    from lazyarr.planview import explain, visualize
+
+    total = y.sum()
     seconds = []
     for _ in range(2):
         start = time.perf_counter()
-        z_lazy, total_lazy = la.compute(z, y.sum(), executor=executor)
+        z_lazy, total_lazy = la.compute(z, total, executor=executor)
         seconds.append(time.perf_counter() - start)
     z_lazy, total_lazy = np.asarray(z_lazy), np.asarray(total_lazy)
+    print(explain(z, total, measured=True))
+    picture = visualize(z, total, measured=True, filename=args.plan_out)
+    print(f"plan picture: {picture.path}\n")
 
     xn = np.asarray(x.compute(executor="numpy"))  # the same numbers, not timed
     start = time.perf_counter()
@@ -151,11 +165,124 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
+    """Report user errors (bad script, variable, file, format) as one line, exit status 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        from lazyarr.viz import GraphvizMissing
+
+        try:
+            return command(args)
+        except (CommandError, GraphvizMissing, OSError, KeyError, ValueError) as exc:
+            print(f"lazyarr {args.command}: error: {exc}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _script_array(script: str, var: str | None) -> Any:
+    """Run ``script`` with the 'raise' executor (nothing computes); return its lazy array ``var``.
+
+    The script runs as module ``__lazyarr_plan__``, so code under
+    ``if __name__ == "__main__":`` (computing, printing results) is skipped.
+    """
+    import runpy
+
+    from lazyarr._array import LazyArray
+    from lazyarr.executors.testing import ComputeRefused
+
+    path = Path(script)
+    if not path.is_file():
+        raise CommandError(f"no such script: {script}")
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        with config.set(executor="raise"):
+            names = runpy.run_path(str(path), run_name="__lazyarr_plan__")
+    except ComputeRefused as exc:
+        raise CommandError(
+            f"{script} computed something while it was being planned ({exc}); lazyarr runs "
+            'the script without computing: put computes under `if __name__ == "__main__":`'
+        ) from None
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    lazies = sorted(k for k, v in names.items() if isinstance(v, LazyArray) and k[:1] != "_")
+    found = f"lazy arrays it defines: {', '.join(lazies)}" if lazies else "it defines none"
+    if var is None:
+        if len(lazies) == 1:
+            return names[lazies[0]]
+        raise CommandError(f"say which lazy array to draw with --var NAME; {found}")
+    if var not in names:
+        raise CommandError(f"{script} defines no variable {var!r}; {found}")
+    value = names[var]
+    if not isinstance(value, LazyArray):
+        raise CommandError(f"{var!r} in {script} is a {type(value).__name__}, not a lazy array")
+    return value
+
+
+def _check_output(path: str) -> None:
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in PICTURE_FORMATS:
+        raise CommandError(
+            f"cannot tell the format of {path!r}: use a suffix among "
+            + ", ".join("." + f for f in PICTURE_FORMATS)
+        )
+
+
+@_command_errors
+def _plan(args: argparse.Namespace) -> int:
+    from lazyarr.planview import visualize
+
+    _check_output(args.output)
+    arr = _script_array(args.script, args.var)
+    picture = visualize(arr, filename=args.output, stage=args.stage, executor=args.executor)
+    print(f"wrote {picture.path} ({len(picture.plan.stages)} stages)")
+    return 0
+
+
+@_command_errors
+def _explain(args: argparse.Namespace) -> int:
+    from lazyarr.planview import explain
+
+    arr = _script_array(args.script, args.var)
+    print(explain(arr, stage=args.stage, executor=args.executor), end="")
+    return 0
+
+
+@_command_errors
+def _viz(args: argparse.Namespace) -> int:
+    from lazyarr.optimize.plan import Plan
+    from lazyarr.planview import PlanPicture, configured_memory_limit
+
+    _check_output(args.output)
+    plan = Plan.from_json(Path(args.plan).read_text())
+    picture = PlanPicture(
+        plan, memory_limit=configured_memory_limit(), title=f"lazyarr plan {args.plan}"
+    )
+    picture.save(args.output)
+    print(f"wrote {picture.path} ({len(plan.stages)} stages)")
+    return 0
+
+
+def _script_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("script", metavar="SCRIPT.py", help="a Python script that builds lazy arrays")
+    p.add_argument(
+        "--var",
+        metavar="NAME",
+        help="the script's variable holding the lazy array (default: the only one)",
+    )
+    p.add_argument("--executor", metavar="NAME", help="plan for this executor (default: config)")
+    p.add_argument(
+        "--stage", metavar="PASS", help="the plan after this pass, or 'raw' (default: optimized)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one function per command in ``args.run``."""
     parser = argparse.ArgumentParser(
         prog="lazyarr",
-        description="Lazy NumPy-style arrays: settings, executors and a demo.",
+        description="Lazy NumPy-style arrays: settings, executors, plan pictures and a demo.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -187,7 +314,50 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--size", metavar="ROWS", type=_positive_int, default=200_000, help="rows (default 200000)"
     )
+    demo.add_argument(
+        "--plan-out",
+        metavar="PATH",
+        default="plan.html",
+        help="where to write the plan picture (.html, .svg, .png, .dot, .json; default plan.html)",
+    )
     demo.set_defaults(run=_demo)
+
+    plan = commands.add_parser(
+        "plan",
+        help="draw the plan of a lazy array built by a script (nothing is computed)",
+        description="Runs SCRIPT.py with the 'raise' executor (code under "
+        "`if __name__ == '__main__':` is skipped), takes the lazy array --var NAME and "
+        "writes its plan: .html (report), .svg, .png (Graphviz), .dot or .json.",
+    )
+    _script_arguments(plan)
+    plan.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="plan.html",
+        help="output file (default plan.html)",
+    )
+    plan.set_defaults(run=_plan)
+
+    viz = commands.add_parser("viz", help="draw a plan saved as JSON (lazyarr plan -o plan.json)")
+    viz.add_argument("plan", metavar="PLAN.json", help="a plan written by `lazyarr plan -o x.json`")
+    viz.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="plan.html",
+        help="output file (default plan.html)",
+    )
+    viz.set_defaults(run=_viz)
+
+    exp = commands.add_parser(
+        "explain",
+        help="explain the plan of a lazy array built by a script (nothing is computed)",
+        description="Like `lazyarr plan`, but prints the EXPLAIN text: stages, bytes, memory, "
+        "and why each op was or was not fused.",
+    )
+    _script_arguments(exp)
+    exp.set_defaults(run=_explain)
     return parser
 
 

@@ -27,6 +27,7 @@ def lazyarr(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lazyarr", *args],
         env=env,
+        cwd=Path(env["LAZYARR_CONFIG"]).parent,  # the demo writes plan.html in the cwd
         capture_output=True,
         text=True,
         timeout=300,

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr import api
+from lazyarr.planview import explain, visualize
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
 
-__all__ = ["compute", "last_run", "persist", "plan"]
+__all__ = ["compute", "explain", "last_run", "persist", "plan", "visualize"]
 
 
 def compute(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[np.ndarray, ...]:

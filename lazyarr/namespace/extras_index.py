@@ -1,0 +1,419 @@
+"""Binning, index arithmetic and multi-key sorts, composed from existing lazy ops.
+
+* ``digitize`` is a lazy ``searchsorted``; ``bincount`` and ``histogram``
+  find each value's bin the same way and add the bins up with a reduction
+  (:func:`count_bins`).
+* ``unravel_index``/``ravel_multi_index`` are integer arithmetic on the
+  index arrays; out-of-range indices raise when the result is computed.
+* ``lexsort`` is repeated stable argsorts; ``partition``/``argpartition``
+  fully sort (which satisfies their contract).
+
+Where NumPy's result *shape* depends on the values, those values are
+computed when the function is called (``bincount`` needs ``max(x)``,
+``histogram`` without ``range`` needs ``min``/``max``, ``bins='auto'``
+needs the data); each docstring says so.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from lazyarr._array import LazyArray, wrap
+from lazyarr._convert import chunk_limit
+from lazyarr.graph.ops import indexing as ix
+from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.namespace._register import implements
+from lazyarr.namespace.compute import compute
+from lazyarr.namespace.creation import arange, asarray, full
+from lazyarr.namespace.elementwise import where
+from lazyarr.namespace.extras_stats import concat, lazy, raise_where, take
+from lazyarr.namespace.reductions import max as amax
+from lazyarr.namespace.reductions import min as amin
+from lazyarr.namespace.reductions import sum as sum_
+from lazyarr.namespace.searching import computed, searchsorted
+from lazyarr.namespace.sorting import argsort, sort
+from lazyarr.namespace.statistics import cumsum, diff
+
+__all__ = [
+    "argpartition",
+    "bincount",
+    "digitize",
+    "histogram",
+    "histogram_bin_edges",
+    "lexsort",
+    "partition",
+    "ravel_multi_index",
+    "unravel_index",
+]
+
+# Up to this many bins, counts are a one-hot comparison summed over the data
+# (parallel over blocks); above it, a sort and ``searchsorted`` (one block).
+ONE_HOT_MAX_BINS = 256
+
+# NumPy's names for automatic bin widths (``np.histogram_bin_edges``)
+BIN_ESTIMATORS = ("auto", "doane", "fd", "rice", "scott", "sqrt", "stone", "sturges")
+
+
+# -- binning ---------------------------------------------------------------------------------
+
+
+def _monotonicity(bins: np.ndarray) -> int:
+    """NumPy's ``digitize`` rule: 1 increasing, -1 decreasing, 0 neither."""
+    if bins.ndim != 1:
+        raise ValueError(
+            "object too deep for desired array"
+            if bins.ndim > 1
+            else "object of too small depth for desired array"
+        )
+    a = bins.astype(np.float64) if bins.dtype.kind != "c" else bins
+    if a.size == 0:
+        return 1
+    moved = np.flatnonzero(a[1:] != a[0])
+    if moved.size == 0:
+        return 1
+    i = int(moved[0]) + 1
+    rest = a[i:]
+    if a[0] < a[i]:
+        return 0 if np.any(rest[:-1] > rest[1:]) else 1
+    return 0 if np.any(rest[:-1] < rest[1:]) else -1
+
+
+@implements("digitize")
+def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
+    """Indices of the bins each value of ``x`` falls in (lazy ``searchsorted``).
+
+    ``bins`` are checked for monotonicity now (computed if lazy).
+    """
+    xe = lazy(x)
+    if xe.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    b = np.asarray(computed(bins) if isinstance(bins, LazyArray) else bins)
+    mono = _monotonicity(b)
+    if mono == 0:
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if mono == -1:
+        return len(b) - searchsorted(b[::-1], xe, side=side)
+    return searchsorted(b, xe, side=side)
+
+
+def count_bins(
+    idx: LazyArray, length: int, weights: LazyArray | None = None, dtype: Any = np.intp
+) -> LazyArray:
+    """Per-bin counts (or sums of ``weights``) of the 1-d ``idx``; values outside [0, length) drop.
+
+    Small ``length``: a one-hot comparison summed over the data, block by
+    block. Large: sort ``idx`` and ``searchsorted`` the bin starts (weights
+    via a cumulative sum of the sorted weights, as NumPy's own histogram
+    does for uneven bins).
+    """
+    dtype = np.dtype(dtype)
+    if length == 0 or idx.size == 0:
+        return full((length,), 0, dtype=dtype)
+    acc = {"f": np.float64, "c": np.complex128}.get(dtype.kind, np.int64)
+    w = None if weights is None else weights.astype(acc)
+    if length <= ONE_HOT_MAX_BINS:
+        rows = max(1, chunk_limit() // (8 * length))
+        if max(idx.chunks[0]) > rows:
+            idx = idx.rechunk(rows)
+            w = None if w is None else w.rechunk(rows)
+        hit = idx[:, None] == arange(length)[None, :]
+        if w is None:
+            counts = sum_(hit, axis=0, dtype=acc)
+        else:
+            counts = sum_(where(hit, w[:, None], 0), axis=0)
+        return counts.astype(dtype) if counts.dtype != dtype else counts
+    s = sort(idx)
+    pos = searchsorted(s, arange(length + 1), side="left")
+    if w is None:
+        counts = diff(pos)
+    else:
+        order = argsort(idx)
+        sw = wrap(ix.take_along_axis(w._expr, order._expr, 0))
+        cw = concat([full((1,), 0, dtype=sw.dtype), cumsum(sw)], 0)
+        at = wrap(ix.take_along_axis(cw._expr, pos._expr, 0))
+        counts = diff(at)
+    return counts.astype(dtype) if counts.dtype != dtype else counts
+
+
+@implements("bincount")
+def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
+    """Occurrences of each value in the non-negative int array ``x`` (or sums of ``weights``).
+
+    The length is ``max(x.max() + 1, minlength)``, so ``x``'s minimum and
+    maximum are computed when called (which also checks for negatives).
+    """
+    xe = lazy(x)
+    if xe.ndim != 1:
+        deep = "too deep" if xe.ndim > 1 else "of too small depth"
+        raise ValueError(f"object {deep} for desired array")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if not np.can_cast(xe.dtype, np.intp, "safe"):
+        raise TypeError(
+            f"Cannot cast array data from {xe.dtype!r} to {np.dtype(np.intp)!r} according to "
+            "the rule 'safe'"
+        )
+    w = None
+    if weights is not None:
+        w = lazy(weights)
+        if w.shape != xe.shape:
+            raise ValueError("The weights and list don't have the same length.")
+        if not np.can_cast(w.dtype, np.float64, "same_kind"):
+            raise TypeError(f"Cannot cast weights of dtype {w.dtype} to float64")
+    length = minlength
+    if xe.size:
+        low, high = compute(amin(xe), amax(xe))
+        if low < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        length = max(int(high) + 1, minlength)
+    return count_bins(xe.astype(np.intp), length, w, np.intp if w is None else np.float64)
+
+
+def _bin_edges(x: LazyArray, bins: Any, range: Any, weights: Any) -> tuple[np.ndarray, bool]:
+    """NumPy's bin edges, and whether they are uniform (computes what the edges need)."""
+    if isinstance(bins, str):
+        if bins not in BIN_ESTIMATORS:
+            raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
+        if weights is not None:
+            raise TypeError(
+                "Automated estimation of the number of bins is not supported for weighted data"
+            )
+        return np.histogram_bin_edges(computed(x), bins, range), True
+    if np.ndim(bins) == 0 and not isinstance(bins, LazyArray):
+        try:
+            n = operator.index(bins)
+        except TypeError as e:
+            raise TypeError("`bins` must be an integer, a string, or an array") from e
+        if n < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        if range is not None or x.size == 0:
+            return np.histogram_bin_edges(np.empty(0, x.dtype), n, range), True
+        low, high = compute(amin(x), amax(x))
+        return np.histogram_bin_edges(np.array([low, high], dtype=x.dtype), n), True
+    edges = np.asarray(computed(bins) if isinstance(bins, LazyArray) else bins)
+    if edges.ndim != 1:
+        raise ValueError("`bins` must be 1d, when an array")
+    if np.any(edges[:-1] > edges[1:]):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    return edges, False
+
+
+def _ravel_weights(a: Any, weights: Any) -> tuple[LazyArray, LazyArray | None]:
+    x = lazy(a)
+    if x.dtype == np.bool_:
+        warnings.warn(
+            f"Converting input from {x.dtype} to {np.uint8} for compatibility.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        x = x.astype(np.uint8)
+    w = None
+    if weights is not None:
+        w = lazy(weights)
+        if w.shape != x.shape:
+            raise ValueError("weights should have the same shape as a.")
+        w = w.reshape(-1)
+    return x.reshape(-1), w
+
+
+@implements("histogram_bin_edges")
+def histogram_bin_edges(
+    a: Any, bins: Any = 10, range: Any = None, weights: Any = None
+) -> LazyArray:
+    """The edges ``histogram`` would use (computes ``a``'s min/max, or ``a`` for string bins)."""
+    x, w = _ravel_weights(a, weights)
+    return asarray(_bin_edges(x, bins, range, w)[0])
+
+
+@implements("histogram")
+def histogram(
+    a: Any, bins: Any = 10, range: Any = None, density: Any = None, weights: Any = None
+) -> tuple[LazyArray, LazyArray]:
+    """``(counts, bin_edges)`` of ``a`` (flattened); the last bin includes its right edge.
+
+    Counts are lazy: each value's bin comes from ``searchsorted`` on the
+    edges and a reduction adds them up. The edges are NumPy arrays made at
+    call time: with an integer ``bins`` and ``range`` given nothing is
+    computed; without ``range`` ``a``'s min and max are computed; a string
+    ``bins`` ('auto', 'fd', ...) computes ``a``.
+    """
+    x, w = _ravel_weights(a, weights)
+    edges, uniform = _bin_edges(x, bins, range, w)
+    nbins = len(edges) - 1
+    if nbins < 1:
+        raise ValueError("`bins` must have at least two edges")
+    xc = x.astype(edges.dtype) if uniform and x.dtype != edges.dtype else x
+    first, last = edges[0], edges[-1]
+    keep = (xc >= first) & (xc <= last)
+    idx = np.minimum(searchsorted(edges, xc, side="right") - 1, nbins - 1)
+    idx = where(keep, idx, -1)
+    ntype = np.dtype(np.intp) if w is None else w.dtype
+    counts = count_bins(idx, nbins, w, ntype)
+    if density:
+        db = np.array(np.diff(edges), float)
+        counts = counts / lazy(db) / sum_(counts)
+    return counts, asarray(edges)
+
+
+# -- index arithmetic -------------------------------------------------------------------------
+
+
+def _dims(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(operator.index(d) for d in shape)
+
+
+def _strides(dims: tuple[int, ...], order: str) -> list[int]:
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    sizes = list(dims) if order == "C" else list(dims[::-1])
+    strides = [int(np.prod(sizes[k + 1 :], dtype=np.int64)) for k in range(len(sizes))]
+    return strides if order == "C" else strides[::-1]
+
+
+@implements("unravel_index")
+def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[LazyArray, ...]:
+    """Coordinate arrays for flat ``indices`` into an array of ``shape``.
+
+    An index out of bounds raises ``ValueError`` when the result is computed.
+    """
+    ie = lazy(indices)
+    if ie.dtype.kind not in "iub":
+        raise TypeError("only int indices permitted")
+    dims = _dims(shape)
+    if any(d < 0 for d in dims):
+        raise ValueError("dimensions must be non-negative")
+    strides = _strides(dims, order)
+    size = int(np.prod(dims, dtype=np.int64))
+    idx = ie.astype(np.intp)
+    idx = raise_where(
+        idx,
+        (idx < 0) | (idx >= size),
+        ValueError,
+        f"index out of bounds for array with size {size}",
+    )
+    return tuple((idx // max(s, 1)) % max(d, 1) for s, d in zip(strides, dims))
+
+
+@implements("ravel_multi_index")
+def ravel_multi_index(
+    multi_index: Any, dims: Any, mode: Any = "raise", order: str = "C"
+) -> LazyArray:
+    """Flat indices of the coordinate arrays ``multi_index`` into an array of ``dims``.
+
+    With ``mode='raise'`` an out-of-range coordinate raises ``ValueError``
+    when the result is computed.
+    """
+    dims = _dims(dims)
+    coords = [lazy(i) for i in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    for c in coords:
+        if c.dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+    modes = tuple(mode) if isinstance(mode, (tuple, list)) else (mode,) * len(dims)
+    for md in modes:
+        if md not in ("raise", "wrap", "clip"):
+            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {md!r})")
+    strides = _strides(dims, order)
+    np.broadcast_shapes(*(c.shape for c in coords))
+    total: Any = None
+    bad: Any = None
+    for c, d, s, md in zip(coords, dims, strides, modes):
+        i = c.astype(np.intp)
+        if md == "wrap":
+            i = i % max(d, 1)
+        elif md == "clip":
+            i = np.clip(i, 0, max(d - 1, 0))
+        else:
+            out = (i < 0) | (i >= d)
+            bad = out if bad is None else bad | out
+        total = i * s if total is None else total + i * s
+    if total is None:
+        return asarray(np.intp(0))
+    if bad is not None:
+        total = raise_where(total, bad, ValueError, "invalid entry in coordinates array")
+    return total
+
+
+# -- lexsort / partition ----------------------------------------------------------------------
+
+
+@implements("lexsort")
+def lexsort(keys: Any, axis: int = -1) -> LazyArray:
+    """Indices sorting by several keys, the last key primary (repeated stable argsorts)."""
+    if isinstance(keys, (LazyArray, np.ndarray)):
+        k = lazy(keys)
+        if k.ndim == 0:
+            raise TypeError("need sequence of keys with len > 0 in lexsort")
+        key_list = [take(k, i, 0) for i in range(k.shape[0])]
+    else:
+        key_list = [lazy(k) for k in keys]
+    if not key_list:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if any(k.shape != key_list[0].shape for k in key_list):
+        raise ValueError("all keys need to be the same shape")
+    first = key_list[0]
+    if first.ndim == 0:
+        return asarray(np.intp(0))
+    ax = normalize_axis(axis, first.ndim, "lexsort")
+    order = argsort(first, axis=ax, stable=True)
+    for key in key_list[1:]:
+        keyed = wrap(ix.take_along_axis(key._expr, order._expr, ax))
+        step = argsort(keyed, axis=ax, stable=True)
+        order = wrap(ix.take_along_axis(order._expr, step._expr, ax))
+    return order
+
+
+def _kth(kth: Any, n: int) -> None:
+    k = np.asarray(kth)
+    if k.dtype == np.bool_:
+        raise ValueError("Booleans unacceptable as partition index")
+    if k.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    if k.ndim > 1:
+        raise ValueError("kth array must have dimension <= 1")
+    for v in k.reshape(-1):
+        v = int(v) + n if v < 0 else int(v)
+        if not 0 <= v < n:
+            raise ValueError(f"kth(={v}) out of bounds ({n})")
+
+
+def _partition(a: Any, kth: Any, axis: Any, kind: str, order: Any, arg: bool) -> LazyArray:
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    if kind != "introselect":
+        raise ValueError(f"Unknown selection algorithm {kind!r}")
+    x = lazy(a)
+    if axis is None:
+        x, axis = x.reshape(-1), -1
+    ax = normalize_axis(axis, x.ndim, "argpartition" if arg else "partition")
+    _kth(kth, x.shape[ax])
+    return argsort(x, axis=ax, stable=True) if arg else sort(x, axis=ax)
+
+
+@implements("partition")
+def partition(
+    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> LazyArray:
+    """``a`` partitioned around ``kth``: lazyarr fully sorts, which satisfies the contract.
+
+    Elements away from the ``kth`` positions may be ordered differently
+    from NumPy's (NumPy leaves their order unspecified).
+    """
+    return _partition(a, kth, axis, kind, order, False)
+
+
+@implements("argpartition")
+def argpartition(
+    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> LazyArray:
+    """Indices that partition ``a`` around ``kth`` (a full stable argsort, see ``partition``)."""
+    return _partition(a, kth, axis, kind, order, True)

@@ -1,0 +1,263 @@
+"""``visualize`` and ``explain``: pictures and EXPLAIN text of the plan of some arrays.
+
+This is the top-level glue: it builds the plan (optimized, or stopped after
+a named pass), reads the memory limit from the config, finds the last run's
+measurements, and hands a Plan to the pure renderers in ``lazyarr.viz``.
+
+>>> import lazyarr as la
+>>> x = la.ones((4, 4), chunks=2)
+>>> pic = la.visualize(x + 1)           # doctest: +SKIP
+>>> pic.save("plan.html")               # doctest: +SKIP
+>>> print(la.explain(x + 1))            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lazyarr import api, config
+from lazyarr._convert import as_expr
+from lazyarr.graph import build
+from lazyarr.graph.expr import Expr
+from lazyarr.optimize.pipeline import PASSES, PassContext, optimize_until
+from lazyarr.optimize.plan import Plan
+from lazyarr.viz import (
+    Measured,
+    explain_text,
+    have_graphviz,
+    measured_from,
+    render_dot,
+    to_dot,
+    to_html,
+    to_html_fragment,
+    to_svg,
+)
+
+__all__ = [
+    "FORMATS",
+    "Explanation",
+    "PlanPicture",
+    "configured_memory_limit",
+    "explain",
+    "plan_of",
+    "visualize",
+]
+
+FORMATS = ("dot", "svg", "png", "html", "json")
+
+
+def configured_memory_limit() -> int | None:
+    """Config ``memory-limit`` in bytes (None: no limit)."""
+    limit = config.get("memory-limit")
+    return None if limit is None else config.parse_bytes(limit)
+
+
+class PlanPicture:
+    """A plan ready to draw: ``dot()``, ``svg()``, ``html()``, ``save(path)``; renders in notebooks.
+
+    ``path`` is the file last written by :meth:`save` (or ``visualize(filename=...)``).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        executor: str | None = None,
+        memory_limit: int | None = None,
+        measured: Measured | None = None,
+        title: str | None = None,
+    ) -> None:
+        self.plan = plan
+        self.executor = executor
+        self.memory_limit = memory_limit
+        self.measured = measured
+        self.title = title or "lazyarr plan" + (f" ({executor})" if executor else "")
+        self.path: Path | None = None
+
+    def dot(self) -> str:
+        """Graphviz DOT text."""
+        return to_dot(self.plan, self.memory_limit, self.measured, self.title)
+
+    def svg(self) -> str:
+        """lazyarr's own SVG drawing (needs no Graphviz)."""
+        return to_svg(self.plan, self.memory_limit, self.measured, self.title)
+
+    def html(self) -> str:
+        """A self-contained HTML report."""
+        return to_html(self.plan, self.executor, self.memory_limit, self.measured, self.title)
+
+    def explain(self) -> Explanation:
+        return Explanation(explain_text(self.plan, self.executor, self.memory_limit, self.measured))
+
+    def render(self, format: str) -> bytes:
+        """The picture in ``format`` (one of :data:`FORMATS`) as bytes.
+
+        ``svg`` uses Graphviz when installed, else lazyarr's own drawing;
+        ``png`` needs Graphviz (an install hint otherwise).
+        """
+        fmt = format.lower().lstrip(".")
+        if fmt == "dot":
+            return self.dot().encode()
+        if fmt == "svg":
+            return render_dot(self.dot(), "svg") if have_graphviz() else self.svg().encode()
+        if fmt == "png":
+            return render_dot(self.dot(), "png")
+        if fmt == "html":
+            return self.html().encode()
+        if fmt == "json":
+            return self.plan.to_json().encode()
+        raise ValueError(f"unknown picture format {format!r}; use one of {', '.join(FORMATS)}")
+
+    def save(self, filename: str | Path, format: str | None = None) -> Path:
+        """Write the picture to ``filename``; the format comes from ``format`` or the suffix."""
+        path = Path(filename)
+        fmt = format or path.suffix.lstrip(".")
+        if not fmt:
+            raise ValueError(
+                f"cannot tell the format of {str(filename)!r}: give a suffix "
+                f"({', '.join('.' + f for f in FORMATS)}) or format="
+            )
+        data = self.render(fmt)
+        path.write_bytes(data)
+        self.path = path
+        return path
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def _repr_html_(self) -> str:
+        return to_html_fragment(
+            self.plan, self.executor, self.memory_limit, self.measured, self.title, explain=False
+        )
+
+    def __repr__(self) -> str:
+        where = f", written to {self.path}" if self.path else ""
+        return (
+            f"<lazyarr PlanPicture: {len(self.plan.stages)} stages, outputs "
+            f"{', '.join(self.plan.outputs)}{where}>"
+        )
+
+
+class Explanation(str):
+    """The EXPLAIN text; a ``str`` whose repr is the text itself (readable in notebooks)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return f'<pre class="lazyarr-explain">{html.escape(str(self))}</pre>'
+
+
+def _exprs(arrays: Sequence[Any]) -> list[Expr]:
+    return [as_expr(a) for a in arrays]
+
+
+def _last_run_for(exprs: list[Expr]) -> tuple[Plan, str, Measured | None]:
+    run = api.last_run()
+    if run is None:
+        raise RuntimeError("measured=True shows the last compute, and nothing was computed yet")
+    keys = {s.expr.key for s in run.plan.stages.values()}
+    missing = [e for e in exprs if e.key not in keys]
+    if missing:
+        raise ValueError(
+            "measured=True shows the last compute, which did not compute "
+            f"{', '.join(e.name for e in missing)}; compute it first (x.compute() or "
+            "la.compute(...))"
+        )
+    return run.plan, run.executor, measured_from(run.stats, run.executor)
+
+
+def plan_of(
+    *arrays: Any,
+    stage: str | None = None,
+    measured: bool = False,
+    executor: str | None = None,
+) -> tuple[Plan, str | None, Measured | None]:
+    """(plan, executor name, measurements) for the arguments of visualize/explain.
+
+    ``arrays`` may be lazy arrays (or array-likes), or a single Plan. With
+    ``measured=True`` and no arrays, the plan of the last compute.
+    """
+    if stage is not None and measured:
+        raise ValueError("stage= draws a plan before it runs; it cannot be combined with measured=")
+    if len(arrays) == 1 and isinstance(arrays[0], Plan):
+        plan = arrays[0]
+        if measured:
+            run = api.last_run()
+            if run is None or run.plan is not plan:
+                raise ValueError("measured=True needs the plan of the last compute")
+            return plan, run.executor, measured_from(run.stats, run.executor)
+        return plan, executor, None
+    if not arrays:
+        if not measured:
+            raise TypeError("give at least one array (or measured=True for the last compute)")
+        run = api.last_run()
+        if run is None:
+            raise RuntimeError("measured=True shows the last compute, and nothing was computed yet")
+        return run.plan, run.executor, measured_from(run.stats, run.executor)
+    exprs = _exprs(arrays)
+    if measured:
+        return _last_run_for(exprs)
+    ex = api.resolve_executor(executor)
+    context = getattr(ex, "plan_context", None)
+    extra = context() if context else None
+    passes = api.passes_for(None, None)
+    if stage is None:
+        return api.make_plan(exprs, ex.name, passes, extra=extra), ex.name, None
+    raw = Plan.from_graph(build(exprs))
+    if stage == "raw":
+        return raw, ex.name, None
+    if stage not in PASSES:
+        raise ValueError(f"unknown stage {stage!r}: use 'raw' or a pass name ({', '.join(PASSES)})")
+    ctx = PassContext(executor=ex.name, **(extra or {}))
+    return optimize_until(raw, stage, passes, ctx), ex.name, None
+
+
+def visualize(
+    *arrays: Any,
+    filename: str | Path | None = None,
+    format: str | None = None,
+    stage: str | None = None,
+    measured: bool = False,
+    executor: str | None = None,
+) -> PlanPicture:
+    """A picture of the plan that computing ``arrays`` runs.
+
+    ``filename`` writes it (format from ``format`` or the suffix: dot, svg,
+    png, html, json); ``stage="raw"`` or a pass name draws the plan as it was
+    after that pass; ``measured=True`` draws the last compute's plan with its
+    measured seconds and per-worker bytes; ``executor`` picks whose plan
+    (default: the configured one). The result renders inline in notebooks.
+    """
+    plan, ex, meas = plan_of(*arrays, stage=stage, measured=measured, executor=executor)
+    title = "lazyarr plan" + (f" ({ex})" if ex else "")
+    if stage is not None:
+        title += f", after {stage}" if stage != "raw" else ", raw graph (no passes)"
+    if meas is not None:
+        title += ", measured"
+    pic = PlanPicture(plan, ex, configured_memory_limit(), meas, title)
+    if filename is not None:
+        pic.save(filename, format)
+    elif format is not None and format.lower() not in FORMATS:
+        raise ValueError(f"unknown picture format {format!r}; use one of {', '.join(FORMATS)}")
+    return pic
+
+
+def explain(
+    *arrays: Any,
+    measured: bool = False,
+    executor: str | None = None,
+    stage: str | None = None,
+) -> Explanation:
+    """The EXPLAIN text of the plan of ``arrays``: stages, bytes, memory, and why.
+
+    ``measured=True`` explains the last compute with its measured seconds
+    per stage and per-worker bytes beside the predictions.
+    """
+    plan, ex, meas = plan_of(*arrays, stage=stage, measured=measured, executor=executor)
+    return Explanation(explain_text(plan, ex, configured_memory_limit(), meas))

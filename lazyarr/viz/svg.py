@@ -1,0 +1,178 @@
+"""lazyarr's own layered SVG drawing of a plan, so pictures need no Graphviz.
+
+Stages are placed in rows by ``networkx.topological_generations`` (inputs
+above readers), ordered within a row by the mean position of their inputs
+(one barycentre sweep, which removes most crossings in array plans), and
+joined by curved edges labelled with bytes. Boxes carry the same lines,
+colours, red over-limit mark and tooltips (SVG ``<title>``) as the DOT text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import networkx as nx
+
+from lazyarr.optimize.plan import Plan
+from lazyarr.viz.dot import COLOURS, OVER_LIMIT, stage_lines, tooltip
+from lazyarr.viz.facts import Measured, edges, fmt_bytes, plan_facts
+
+__all__ = ["to_svg"]
+
+CHAR_W = 6.3  # average glyph width of 11px Helvetica
+LINE_H = 15
+PAD = 8
+GAP_X = 28
+GAP_Y = 46
+MARGIN = 14
+MAX_ROW = 8  # stages per row before a generation wraps
+MIN_W, MAX_W = 150, 300
+
+
+def _rows(g: nx.DiGraph, order: dict[str, int]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    x: dict[str, float] = {}
+    for gen in nx.topological_generations(g):
+        names = sorted(gen, key=order.__getitem__)
+        if rows:
+
+            def centre(n: str) -> float:
+                preds = [x[p] for p in g.predecessors(n) if p in x]
+                return sum(preds) / len(preds) if preds else float(order[n])
+
+            names.sort(key=lambda n: (centre(n), order[n]))
+        for k in range(0, len(names), MAX_ROW):
+            row = names[k : k + MAX_ROW]
+            for i, n in enumerate(row):
+                x[n] = i - (len(row) - 1) / 2
+            rows.append(row)
+    return rows
+
+
+def _fit(line: str, width: float) -> str:
+    most = max(int((width - 2 * PAD) / CHAR_W), 4)
+    return line if len(line) <= most else line[: most - 1] + "…"
+
+
+def to_svg(
+    plan: Plan,
+    memory_limit: int | None = None,
+    measured: Measured | None = None,
+    title: str | None = None,
+) -> str:
+    """An SVG document (text) of ``plan``; embeddable inline in HTML."""
+    facts = plan_facts(plan, memory_limit)
+    seconds = measured.stage_seconds if measured else {}
+    lines = {n: stage_lines(f, memory_limit, seconds.get(n)) for n, f in facts.items()}
+    size = {
+        n: (
+            min(max(max(len(t) for t in ls) * CHAR_W + 2 * PAD, MIN_W), MAX_W),
+            len(ls) * LINE_H + 2 * PAD - 3,
+        )
+        for n, ls in lines.items()
+    }
+    g = plan.to_graph()
+    order = {n: i for i, n in enumerate(plan.stages)}
+    rows = _rows(g, order)
+
+    widths = [sum(size[n][0] for n in row) + GAP_X * (len(row) - 1) for row in rows]
+    total_w = max(widths, default=MIN_W) + 2 * MARGIN
+    head = 24 if title else 0
+    pos: dict[str, tuple[float, float]] = {}
+    y = MARGIN + head
+    for row, row_w in zip(rows, widths):
+        x = (total_w - row_w) / 2
+        for n in row:
+            pos[n] = (x, y)
+            x += size[n][0] + GAP_X
+        y += max(size[n][1] for n in row) + GAP_Y
+    total_h = y - GAP_Y + MARGIN if rows else 2 * MARGIN + head
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="lazyarr-plan" width="{total_w:.0f}" '
+        f'height="{total_h:.0f}" viewBox="0 0 {total_w:.0f} {total_h:.0f}" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="11">',
+        '<defs><marker id="lazyarr-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M 0 0 L 10 5 L 0 10 z" fill="#777"/></marker></defs>',
+    ]
+    if title:
+        out.append(
+            f'<text x="{total_w / 2:.0f}" y="{MARGIN + 12}" text-anchor="middle" '
+            f'font-size="13" font-weight="bold">{html.escape(title)}</text>'
+        )
+    paths, labels = _edges(plan, pos, size)
+    out += paths
+    for n, f in facts.items():
+        out += _box(n, lines[n], pos[n], size[n], f.style, f.output, f.over_limit, tooltip(f))
+    out += labels
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _edges(
+    plan: Plan,
+    pos: dict[str, tuple[float, float]],
+    size: dict[str, tuple[float, float]],
+) -> tuple[list[str], list[str]]:
+    """Edge paths (drawn under the boxes) and their byte labels (drawn over them)."""
+    paths: list[str] = []
+    labels: list[str] = []
+    for src, dst, nbytes in edges(plan):
+        (sx, sy), (sw, sh) = pos[src], size[src]
+        (dx, dy), (dw, _) = pos[dst], size[dst]
+        x1, y1, x2, y2 = sx + sw / 2, sy + sh, dx + dw / 2, dy - 2
+        bend = max((y2 - y1) / 2, 20)
+        label = fmt_bytes(nbytes)
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        tip = f"<title>{html.escape(f'{src} -> {dst}: {label}')}</title>"
+        paths.append(
+            f'<g class="edge" data-src="{html.escape(src)}" data-dst="{html.escape(dst)}">'
+            f'{tip}<path d="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f}, {x2:.1f} '
+            f'{y2 - bend:.1f}, {x2:.1f} {y2:.1f}" fill="none" stroke="#777" '
+            'stroke-width="1.2" marker-end="url(#lazyarr-arrow)"/></g>'
+        )
+        labels.append(
+            f'<text class="edge-label" x="{mx + 4:.1f}" y="{my + 4:.1f}" font-size="9" '
+            'fill="#444" stroke="#fff" stroke-width="3" paint-order="stroke">'
+            f"{tip}{html.escape(label)}</text>"
+        )
+    return paths, labels
+
+
+def _box(
+    name: str,
+    lines: Sequence[str],
+    xy: tuple[float, float],
+    wh: tuple[float, float],
+    style: str,
+    output: bool,
+    over: bool,
+    tip: str,
+) -> list[str]:
+    (x, y), (w, h) = xy, wh
+    stroke, width = (OVER_LIMIT, 3) if over else ("#555", 1)
+    cls = f"stage {style}" + (" over-limit" if over else "") + (" output" if output else "")
+    out = [
+        f'<g class="{cls}" data-stage="{html.escape(name)}">',
+        f"<title>{html.escape(tip)}</title>",
+    ]
+    if output:
+        out.append(
+            f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="{w + 6:.1f}" height="{h + 6:.1f}" '
+            f'rx="9" fill="none" stroke="{stroke}" stroke-width="1"/>'
+        )
+    out.append(
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="6" '
+        f'fill="{COLOURS[style]}" stroke="{stroke}" stroke-width="{width}"/>'
+    )
+    for i, line in enumerate(lines):
+        weight = ' font-weight="bold"' if i == 0 else ""
+        fill = OVER_LIMIT if line.startswith("! ") else "#222"
+        out.append(
+            f'<text x="{x + w / 2:.1f}" y="{y + PAD + 8 + i * LINE_H:.1f}" text-anchor="middle" '
+            f'fill="{fill}"{weight}>{html.escape(_fit(line, w))}</text>'
+        )
+    out.append("</g>")
+    return out
