@@ -97,6 +97,7 @@ def make_plan(
     if plan is not None:
         _plan_cache.move_to_end(key)
         return plan
+    exprs = _localize(exprs, executor)
     graph = build(exprs)
     ctx = PassContext(executor=executor, check=check, **(extra or {}))
     plan = optimize(Plan.from_graph(graph), passes, ctx)
@@ -106,6 +107,31 @@ def make_plan(
         while len(_plan_cache) > size:
             _plan_cache.popitem(last=False)
     return plan
+
+
+def _localize(exprs: Sequence[Expr], executor: str) -> Sequence[Expr]:
+    """Blocks persisted by another executor (futures on a cluster) fetched for ``executor``.
+
+    Each executor that keeps blocks where they were computed offers
+    ``localize(exprs)``; only uncached plans pay for this walk (plans that
+    read persisted blocks are never cached).
+    """
+    owners: set[str] = set()
+    seen: set[int] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e.op, FromBlocks) and e.op.store.executor not in (executor, "numpy"):
+            owners.add(e.op.store.executor)
+        stack.extend(e.inputs)
+    for name in sorted(owners):
+        localize = getattr(registry.get(name), "localize", None)
+        if localize is not None:
+            exprs = localize(exprs)
+    return exprs
 
 
 def _context_key(extra: dict[str, Any] | None) -> tuple:

@@ -15,6 +15,8 @@ from typing import Any
 __all__ = ["available", "get", "names", "register"]
 
 _BUILTIN: dict[str, str] = {
+    "dask": "lazyarr.executors.dask:DaskExecutor",
+    "numba": "lazyarr.executors.numba:NumbaExecutor",
     "numpy": "lazyarr.executors.numpy:NumpyExecutor",
     "raise": "lazyarr.executors.testing:RaiseExecutor",
 }

@@ -133,6 +133,10 @@ class Expr:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Expr is immutable")
 
+    def __reduce__(self) -> tuple:
+        # rebuilt through __init__ (keys are recomputed, so they stay consistent)
+        return (Expr, (self.op, self.inputs, self.shape, self.dtype, self.chunks))
+
     def __hash__(self) -> int:
         return self._hash
 

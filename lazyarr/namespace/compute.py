@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 
 from lazyarr import api
-from lazyarr.planview import explain, visualize
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
+from lazyarr.executors import registry
+from lazyarr.planview import explain, visualize
 
-__all__ = ["compute", "explain", "last_run", "persist", "plan", "visualize"]
+__all__ = ["cluster", "compute", "explain", "last_run", "persist", "plan", "visualize"]
 
 
 def compute(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[np.ndarray, ...]:
@@ -24,6 +25,11 @@ def persist(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[
     """Compute several arrays and keep their blocks; returns lazy arrays over them."""
     exprs = [as_expr(a) for a in arrays]
     return tuple(wrap(e) for e in api.persist_exprs(exprs, executor=executor, **options))
+
+
+def cluster() -> Any:
+    """The ``distributed.Client`` the ``dask`` executor uses (starting it if needed)."""
+    return registry.get("dask").client()
 
 
 def last_run() -> api.LastRun | None:

@@ -16,7 +16,7 @@ from lazyarr.executors.testing import ComputeRefused
 from lazyarr.graph.ops import BlockStore
 from lazyarr.testing import executors_under_test
 
-EXECUTORS = executors_under_test()
+EXECUTORS = executors_under_test(everything=True)
 
 
 class Recorder:

@@ -1,0 +1,505 @@
+"""The ``dask`` executor: one Dask task per block, on a distributed cluster.
+
+A plan becomes futures, stage by stage. Block ``index`` of a stage is a
+task whose arguments are the futures of the input blocks it reads
+(``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``); on the worker
+it assembles the regions and calls ``blockwork.compute_block`` with the
+worker's kernel set (generated Numba kernels when available, else NumPy;
+config ``dask.kernels``). Stages the ``place`` pass marked ``"tree"``
+(reductions, contractions) run as planned: one task per part on its
+worker, the combine steps of ``placement.combine_schedule``, the block on
+its owner. What a task needs of its stage travels once per worker: one
+payload task per stage, holding the stage with its input expressions
+detached (no upstream user data, no futures). User arrays (``FromArray``,
+locally persisted blocks) are split here and scattered, each block to its
+planned worker; every other source is a task, so it has lineage and
+survives a lost worker.
+
+Placement (config ``dask.placement``): ``soft`` turns the planned workers
+(``stage.worker``, tree parts) into loose worker restrictions (others may
+take over: a lost worker never loses the computation), ``hard`` into
+strict ones (a lost worker can stall the compute), ``scheduler`` ignores
+them. Without a placement pass, tasks are unrestricted. A compute whose
+scattered input died with its worker is submitted once more.
+
+Which cluster: see :mod:`.dask_cluster`; what is measured: :mod:`.dask_stats`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from distributed import Client, Future, as_completed
+from distributed.client import FutureCancelledError
+
+from lazyarr import config
+from lazyarr.graph.chunks import block_index_iter, block_slices
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
+from lazyarr.kernels.blocks import blocks_for_region
+from lazyarr.optimize.placement import (
+    combine_schedule,
+    contraction_parts,
+    host_ids,
+    reduce_part_reads,
+    reduce_parts,
+)
+from lazyarr.optimize.placement.deps import contraction
+from lazyarr.optimize.plan import Plan, Stage
+
+from . import dask_stats
+from .base import NullProgress, Progress, RunStats
+from .blockwork import reads
+from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
+from .dask_tasks import (
+    StagePayload,
+    block_task,
+    combine_task,
+    detached,
+    finalize_task,
+    identity,
+    part_task,
+)
+from .local import gather
+
+__all__ = ["DaskExecutor", "SchedulerUnreachable"]
+
+Index = tuple[int, ...]
+Blocks = dict[Index, Future]
+Layout = tuple[tuple[int, Index], ...]
+
+
+def _is_local_data(stage: Stage) -> bool:
+    """A source whose blocks are in this process (user data, locally persisted blocks)."""
+    op = stage.expr.op
+    return isinstance(op, FromArray) or (
+        isinstance(op, FromBlocks) and op.store.executor != DaskExecutor.name
+    )
+
+
+def _is_dask_blocks(stage: Stage) -> bool:
+    op = stage.expr.op
+    return isinstance(op, FromBlocks) and op.store.executor == DaskExecutor.name
+
+
+def _local_block(stage: Stage, index: Index) -> np.ndarray:
+    op = stage.expr.op
+    if isinstance(op, FromArray):
+        return op.data.array[(*block_slices(stage.expr.chunks, index), Ellipsis)]
+    return op.store.blocks[index]
+
+
+def dependencies(
+    stage: Stage, reads_: Sequence[tuple[int, Region]], inputs: Sequence[Blocks]
+) -> tuple[Layout, list[Future]]:
+    """The input blocks that ``reads_`` touch: their (position, block index) and futures."""
+    seen: dict[tuple[int, Index], None] = {}
+    for pos, region in reads_:
+        for bidx, _ in blocks_for_region(stage.input_exprs[pos].chunks, region):
+            seen[(pos, bidx)] = None
+    layout = tuple(seen)
+    return layout, [inputs[pos][bidx] for pos, bidx in layout]
+
+
+def _tree_parts(stage: Stage) -> np.ndarray | None:
+    """The worker of every part of a "tree" stage (``place`` pass), shaped (*numblocks, parts)."""
+    note = stage.notes.get("place")
+    if not isinstance(note, dict) or note.get("strategy") != "tree" or "parts" not in note:
+        return None
+    if stage.worker is None or (stage.kind != "reduce" and contraction(stage.expr) is None):
+        return None
+    return np.asarray(note["parts"], dtype=np.int64).reshape(*stage.numblocks, -1)
+
+
+class _LostData(Exception):
+    """A scattered input block died with its worker (it has no lineage)."""
+
+
+class _Run:
+    """One submission of a plan: the futures of the kept stages and the tasks to wait for."""
+
+    def __init__(
+        self, client: Client, plan: Plan, keep: Sequence[str], placement: str, live: tuple
+    ) -> None:
+        self.client = client
+        self.plan = plan
+        self.keep = set(keep)
+        self.placement = placement
+        note = plan.notes.get("place") if isinstance(plan.notes.get("place"), dict) else {}
+        # worker numbers refer to the addresses the plan was made for
+        self.workers = tuple(note.get("workers") or live)
+        self.live = set(live)
+        self.host_of = host_ids(tuple(note.get("hosts") or ()), len(self.workers))
+        self.token = uuid.uuid4().hex[:12]
+        self.errstate = tuple(sorted(np.geterr().items()))
+        self.kept: dict[str, Blocks] = {}
+        self.tasks: list[Future] = []
+        self.block_keys: set[str] = set()  # tasks that finish a block (progress counts them)
+        self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
+
+    def key(self, stage: Stage, index: Index, part: str = "") -> str:
+        return f"{stage.name}-{'_'.join(map(str, index))}{part}-{self.token}"
+
+    def address(self, w: int | None) -> str | None:
+        """The address of worker number ``w`` (None: placement off, or not a live worker)."""
+        if w is None or self.placement == "scheduler" or not 0 <= w < len(self.workers):
+            return None
+        addr = self.workers[w]
+        return addr if addr in self.live else None
+
+    def where(self, stage: Stage, index: Index) -> str | None:
+        """The planned worker of a block, or None (no plan, placement off, unknown worker)."""
+        return None if stage.worker is None else self.address(int(stage.worker[index]))
+
+    def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> Future:
+        addr = self.address(worker)
+        fut = self.client.submit(
+            fn,
+            *args,
+            key=key,
+            workers=[addr] if addr else None,
+            allow_other_workers=bool(addr) and self.placement != "hard",
+            pure=False,
+        )
+        self.tasks.append(fut)
+        if block:
+            self.block_keys.add(key)
+        return fut
+
+    def submit(self) -> None:
+        plan = self.plan
+        remaining = {n: len(r) for n, r in plan.readers.items()}
+        futures: dict[str, Blocks] = {}
+        payloads = self._submit_payloads()
+        for name, stage in plan.stages.items():
+            if _is_local_data(stage):
+                futures[name] = self._scatter_blocks(stage)
+            elif _is_dask_blocks(stage):
+                futures[name] = self._persisted(stage)
+            else:
+                sources = [futures[i] for i in stage.inputs]
+                parts = _tree_parts(stage)
+                blocks: Blocks = {}
+                for index in block_index_iter(stage.numblocks):
+                    if parts is None:
+                        w = None if stage.worker is None else int(stage.worker[index])
+                        layout, args = dependencies(stage, reads(stage, index), sources)
+                        blocks[index] = self.task(
+                            block_task,
+                            *(payloads[name], index, self.errstate, layout, *args),
+                            key=self.key(stage, index),
+                            worker=w,
+                            block=True,
+                        )
+                    else:
+                        blocks[index] = self._tree_block(
+                            stage, index, payloads[name], sources, parts[index].tolist()
+                        )
+                futures[name] = blocks
+            # drop our references as soon as nothing later reads a stage:
+            # the scheduler frees its blocks once their readers are done
+            for i in dict.fromkeys(stage.inputs):
+                remaining[i] -= 1
+                if remaining[i] == 0 and i not in self.keep:
+                    del futures[i]
+        self.kept = {o: futures[o] for o in self.keep}
+
+    def _tree_block(
+        self, stage: Stage, index: Index, payload: Future, sources: list[Blocks], part_ws: list
+    ) -> Future:
+        """Block ``index`` of a tree stage: parts on their workers, combined as planned."""
+        owner = int(stage.worker[index])
+        if stage.kind == "reduce":
+            specs = [
+                (("reduce", b), reduce_part_reads(stage, b)) for b in reduce_parts(stage, index)
+            ]
+        else:
+            specs = [
+                (("product", index, regions), list(enumerate(regions)))
+                for regions in contraction_parts(stage, index)
+            ]
+        if len(specs) != len(part_ws):
+            raise ValueError(
+                f"stage {stage.name!r} block {index}: the plan places {len(part_ws)} parts, "
+                f"the stage has {len(specs)}"
+            )
+        steps = combine_schedule(part_ws, owner, self.host_of)
+        last_on = steps[-1][2] if steps else part_ws[0]
+        moved = stage.kind != "reduce" and last_on != owner
+        finished = stage.kind != "reduce" and not moved  # the last part or step is the block
+        slots = []
+        for k, ((part, part_reads), w) in enumerate(zip(specs, part_ws)):
+            layout, args = dependencies(stage, part_reads, sources)
+            final = finished and not steps
+            slots.append(
+                self.task(
+                    part_task,
+                    *(payload, part, self.errstate, layout, *args),
+                    key=self.key(stage, index, "" if final else f"-p{k}"),
+                    worker=w,
+                    block=final,
+                )
+            )
+        for j, (a, b, w) in enumerate(steps):
+            final = finished and j == len(steps) - 1
+            slots.append(
+                self.task(
+                    combine_task,
+                    *(payload, self.errstate, slots[a], slots[b]),
+                    key=self.key(stage, index, "" if final else f"-c{j}"),
+                    worker=w,
+                    block=final,
+                )
+            )
+        if finished:
+            return slots[-1]
+        fn, args = (
+            (finalize_task, (payload, self.errstate, slots[-1]))
+            if stage.kind == "reduce"
+            else (identity, (slots[-1],))  # move the sum to the block's owner
+        )
+        return self.task(fn, *args, key=self.key(stage, index), worker=owner, block=True)
+
+    def _submit_payloads(self) -> dict[str, Future]:
+        """One payload per task-running stage, as a task (with lineage, unlike scattered data).
+
+        Workers fetch it once each; the statistics do not count it as data.
+        """
+        settings = tuple(sorted(config.get("numba").items()))
+        if config.get("dask.kernels") == "numpy":
+            settings = ()
+        out = {}
+        for name, stage in self.plan.stages.items():
+            if _is_local_data(stage) or _is_dask_blocks(stage):
+                continue
+            out[name] = self.client.submit(
+                identity,
+                StagePayload(detached(stage), settings),
+                key=f"{dask_stats.PAYLOAD_PREFIX}{name}-{self.token}",
+                pure=False,
+            )
+        return out
+
+    def _scatter_blocks(self, stage: Stage) -> Blocks:
+        by_worker: dict[str | None, dict[str, Any]] = {}
+        keys: dict[str, Index] = {}
+        for index in block_index_iter(stage.numblocks):
+            k = self.key(stage, index)
+            keys[k] = index
+            by_worker.setdefault(self.where(stage, index), {})[k] = _local_block(stage, index)
+        out: Blocks = {}
+        for addr, data in by_worker.items():
+            futs = self.client.scatter(data, workers=[addr] if addr else None, hash=False)
+            out.update({keys[k]: f for k, f in futs.items()})
+        self.ready_blocks += stage.nblocks
+        return out
+
+    def _persisted(self, stage: Stage) -> Blocks:
+        store = stage.expr.op.store
+        blocks = dict(store.blocks)
+        if set(blocks) != set(block_index_iter(stage.numblocks)):
+            raise ValueError(f"persisted blocks of {stage.name!r} do not match its chunks")
+        for f in blocks.values():
+            if f.client is not self.client or f.status == "cancelled":
+                raise RuntimeError(
+                    f"{stage.name!r} was persisted on another Dask cluster or client, which "
+                    "is closed or not the one in use now; persist it again"
+                )
+        self.ready_blocks += stage.nblocks
+        return blocks
+
+    def wait(self, progress: Progress) -> None:
+        """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C."""
+        done = as_completed(self.tasks, loop=self.client.loop)
+        self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
+        try:
+            if self.ready_blocks:
+                progress.advance(self.ready_blocks)
+            for fut in done:
+                if fut.status == "error":
+                    fut.result()  # raises the task's exception, with its traceback
+                if fut.status == "cancelled":
+                    raise _LostData(str(fut.key))
+                if fut.key in self.block_keys:
+                    progress.advance(1)
+        except BaseException:
+            # only this run's unfinished tasks: persisted or scattered inputs stay
+            self.client.cancel(list(done.futures))
+            self.kept = {}
+            raise
+
+
+class DaskExecutor:
+    """Runs plans on a Dask distributed cluster, one task per block."""
+
+    name = "dask"
+    differential_tests = False
+
+    def __init__(self) -> None:
+        self._cluster = ClusterManager()
+        self.last_stats: RunStats | None = None
+
+    def client(self) -> Client:
+        """The ``distributed.Client`` in use (connects or starts a cluster on first use)."""
+        return self._cluster.client()
+
+    def close(self) -> None:
+        """Close the client and cluster this executor started (a user's client stays open)."""
+        self._cluster.close()
+
+    def plan_context(self) -> dict[str, Any]:
+        """Worker count, sorted worker addresses, their hosts and memory limit, for the passes."""
+        return worker_info(self.client())
+
+    def execute(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[np.ndarray]:
+        got = self._run(plan, outputs, progress, fetch=True)
+        results = []
+        for o in outputs:
+            arr = gather(plan.stages[o].expr, got[o])
+            if not arr.flags.owndata or not arr.flags.writeable:
+                arr = arr.copy()
+            results.append(arr)
+        return results
+
+    def persist(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[BlockStore]:
+        blocks = self._run(plan, outputs, progress, fetch=False)
+        return [BlockStore(blocks[o], self.name, uuid.uuid4().hex) for o in outputs]
+
+    def local_store(self, store: BlockStore) -> BlockStore:
+        """A Dask-persisted ``store`` with its blocks fetched into this process.
+
+        Lets other executors (which cannot read futures) compute arrays
+        persisted here.
+        """
+        if store.executor != self.name:
+            return store
+        indices = list(store.blocks)
+        futures = [store.blocks[i] for i in indices]
+        values = futures[0].client.gather(futures) if futures else []
+        return BlockStore(dict(zip(indices, values)), "numpy", f"{store.token}-local")
+
+    def who_has(self, store: BlockStore) -> dict[Index, tuple[str, ...]]:
+        """Where each block persisted here is now (worker addresses), e.g. for the planner."""
+        if store.executor != self.name or not store.blocks:
+            return {}
+        futures = list(store.blocks.values())
+        where = futures[0].client.who_has(futures)
+        return {i: tuple(sorted(where.get(f.key, ()))) for i, f in store.blocks.items()}
+
+    def localize(self, exprs: Sequence[Expr]) -> list[Expr]:
+        """``exprs`` with every block persisted here swapped for a copy in this process.
+
+        For the other executors, which cannot read futures. Expressions
+        that read nothing persisted here come back as they are.
+        """
+        memo: dict[int, Expr] = {}
+        for root in exprs:
+            stack: list[tuple[Expr, bool]] = [(root, False)]
+            while stack:  # iterative post-order: deep chains stay within the recursion limit
+                e, ready = stack.pop()
+                if id(e) in memo:
+                    continue
+                op = e.op
+                if isinstance(op, FromBlocks) and op.store.executor == self.name:
+                    store = self.local_store(op.store)
+                    memo[id(e)] = Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
+                elif not ready:
+                    stack.append((e, True))
+                    stack.extend((i, False) for i in e.inputs if id(i) not in memo)
+                else:
+                    inputs = tuple(memo[id(i)] for i in e.inputs)
+                    same = all(a is b for a, b in zip(inputs, e.inputs))
+                    memo[id(e)] = e if same else Expr(op, inputs, e.shape, e.dtype, e.chunks)
+        return [memo[id(e)] for e in exprs]
+
+    def _run(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None, fetch: bool
+    ) -> dict[str, dict[Index, Any]]:
+        """Blocks of ``outputs``: futures, or their values when ``fetch``.
+
+        A run that lost blocks without lineage (scattered inputs) is
+        submitted once more.
+        """
+        self.last_stats = None
+        progress = _Clamped(progress or NullProgress(), plan.total_blocks)
+        client = self.client()
+        placement = str(config.get("dask.placement"))
+        stats = RunStats(self.name)
+        t0 = time.perf_counter()
+        dask_stats.ensure_plugin(client)
+        dask_stats.reset(client)
+        retries = 0
+        progress.start(plan.total_blocks)
+        try:
+            while True:
+                live = worker_info(client)["workers"]
+                run = _Run(client, plan, outputs, placement, live)
+                try:
+                    run.submit()
+                    run.wait(progress)
+                    result = _fetch(client, run.kept) if fetch else run.kept
+                except (_LostData, FutureCancelledError) as e:
+                    if retries >= 1:
+                        raise RuntimeError(
+                            f"blocks were cancelled twice ({e}): an input scattered from this "
+                            "process was lost with its worker, or the futures were cancelled"
+                        ) from e
+                    retries += 1
+                    continue
+                break
+        finally:
+            progress.finish()
+        stats.seconds = time.perf_counter() - t0
+        stats.blocks = plan.total_blocks
+        self._record(client, plan, stats, retries)
+        return result
+
+    def _record(self, client: Client, plan: Plan, stats: RunStats, retries: int) -> None:
+        stage_seconds, workers, measured = dask_stats.summarize(dask_stats.snapshot(client))
+        stats.stage_seconds = {n: stage_seconds[n] for n in plan.stages if n in stage_seconds}
+        stats.peak_bytes = max((w["peak_memory"] for w in workers.values()), default=0)
+        est = [s.est_bytes for s in plan.stages.values() if s.est_bytes is not None]
+        stats.extra = {
+            "workers": workers,
+            "predicted_bytes": int(sum(int(e.sum()) for e in est)) if est else None,
+            "measured_bytes": measured,
+            "retries": retries,
+        }
+        self.last_stats = stats
+
+
+def _fetch(client: Client, blocks: dict[str, Blocks]) -> dict[str, dict[Index, np.ndarray]]:
+    """The values of every block, fetched in one call."""
+    order = [(o, i) for o, bl in blocks.items() for i in bl]
+    values = client.gather([blocks[o][i] for o, i in order])
+    got: dict[str, dict[Index, np.ndarray]] = {o: {} for o in blocks}
+    for (o, i), v in zip(order, values):
+        got[o][i] = v
+    return got
+
+
+class _Clamped:
+    """Forwards progress, never past ``total`` (a resubmitted run counts its blocks again)."""
+
+    def __init__(self, inner: Progress, total: int) -> None:
+        self.inner, self.total, self.done = inner, total, 0
+
+    def start(self, total_blocks: int) -> None:
+        self.inner.start(total_blocks)
+
+    def advance(self, blocks: int = 1) -> None:
+        n = min(blocks, self.total - self.done)
+        if n > 0:
+            self.done += n
+            self.inner.advance(n)
+
+    def finish(self) -> None:
+        self.inner.finish()

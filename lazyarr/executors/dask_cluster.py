@@ -1,0 +1,155 @@
+"""Which Dask cluster the ``dask`` executor talks to, and its lifetime.
+
+In order: config ``dask.address`` (connect to that scheduler, within
+``dask.timeout``); else a ``distributed.Client`` the user already made in
+this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
+``dask.threads-per-worker``, ``dask.memory-limit``) that is started once,
+reused by later computes and closed at interpreter exit or by ``close()``.
+Only the clusters and clients started here are ever closed here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import threading
+from typing import Any
+
+import dask.config
+from distributed import Client, LocalCluster, default_client
+from distributed.comm import get_address_host
+
+from lazyarr import config
+
+__all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
+
+
+class SchedulerUnreachable(ConnectionError):
+    """The scheduler at ``dask.address`` did not answer within ``dask.timeout``."""
+
+
+def _active_client() -> Client | None:
+    """The user's running default client, if there is one."""
+    try:
+        client = default_client()
+    except ValueError:
+        return None
+    return client if client.status == "running" else None
+
+
+def worker_info(client: Client) -> dict[str, Any]:
+    """Workers of ``client``'s cluster: sorted addresses, their hosts, the smallest memory limit."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    addrs = tuple(sorted(workers))
+    limits = [w.get("memory_limit") for w in workers.values()]
+    limits = [int(m) for m in limits if m]
+    return {
+        "n_workers": len(addrs),
+        "workers": addrs,
+        "hosts": tuple(get_address_host(a) for a in addrs),
+        "memory_limit": min(limits) if limits else None,
+    }
+
+
+class ClusterManager:
+    """Finds or starts the client to use; owns (and closes) only what it started."""
+
+    def __init__(self) -> None:
+        self._client: Client | None = None
+        self._cluster: LocalCluster | None = None
+        self._key: tuple | None = None
+        self._lock = threading.RLock()
+        self._atexit = False
+
+    @property
+    def owned(self) -> Client | None:
+        """The client this manager started (None when it uses someone else's)."""
+        return self._client
+
+    def client(self) -> Client:
+        """The client for the next compute (connecting or starting a cluster if needed)."""
+        with self._lock:
+            address = config.get("dask.address")
+            timeout = config.parse_duration(config.get("dask.timeout"))
+            if address:
+                key: tuple = ("address", address)
+                if self._key != key or not self._running():
+                    self.close()
+                    self._client = _connect(address, timeout)
+                    self._key = key
+                    self._register_close()
+                client = self._client
+            else:
+                active = _active_client()
+                if active is not None and active is not self._client:
+                    client = active
+                else:
+                    key = (
+                        "local",
+                        int(config.get("dask.n-workers")),
+                        int(config.get("dask.threads-per-worker")),
+                        config.get("dask.memory-limit"),
+                    )
+                    if self._key != key or not self._running():
+                        self.close()
+                        self._start_local(*key[1:], timeout=timeout)
+                        self._key = key
+                        self._register_close()
+                    client = self._client
+            assert client is not None
+            if not config.get("dask.active-memory-manager"):
+                with contextlib.suppress(Exception):
+                    client.amm.stop()
+            return client
+
+    def _running(self) -> bool:
+        return self._client is not None and self._client.status == "running"
+
+    def _start_local(self, n_workers: int, threads: int, memory_limit: Any, timeout: float) -> None:
+        limit = None if memory_limit is None else config.parse_bytes(memory_limit)
+        amm = bool(config.get("dask.active-memory-manager"))
+        with dask.config.set({"distributed.scheduler.active-memory-manager.start": amm}):
+            cluster = LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=threads,
+                memory_limit=limit,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                # no dashboard; the scheduler's HTTP routes on a free port, not 8787
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            )
+        try:
+            client = Client(cluster, set_as_default=False, timeout=timeout)
+        except BaseException:
+            cluster.close()
+            raise
+        self._cluster, self._client = cluster, client
+
+    def _register_close(self) -> None:
+        if not self._atexit:
+            atexit.register(self.close)
+            self._atexit = True
+
+    def close(self) -> None:
+        """Close the client and the LocalCluster started here (no-op if none)."""
+        with self._lock:
+            client, cluster = self._client, self._cluster
+            self._client = self._cluster = None
+            self._key = None
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
+
+
+def _connect(address: str, timeout: float) -> Client:
+    try:
+        return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise SchedulerUnreachable(
+            f"could not reach the Dask scheduler at {address!r} within {timeout:g} s "
+            f"(config dask.address, dask.timeout): {e}"
+        ) from e

@@ -1,0 +1,162 @@
+"""Per-worker measurements for the ``dask`` executor, taken on the workers.
+
+A :class:`StatsPlugin` (a ``WorkerPlugin``, registered once per client)
+watches the worker's task transitions (research notes §5):
+
+* ``flight -> memory``: a key fetched from a peer (the sender is the task's
+  ``coming_from`` while in flight); ``ts.nbytes`` (Dask's ``sizeof``, exact
+  for ndarrays) is added to the bytes received, by sender;
+* any transition into ``memory``: ``state.nbytes`` (managed memory now)
+  updates the peak.
+
+Each lazyarr block task records ``(stage, start, stop)`` here
+(:func:`record_task`). The executor resets the counters with ``client.run``
+before a compute and reads them after (:func:`reset`, :func:`snapshot`);
+:func:`summarize` turns the snapshots into ``RunStats`` fields. Keys of
+the stage payloads (``lazyarr-stage-...``, code, not data) are not counted.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+from distributed import Client, WorkerPlugin, get_worker
+
+__all__ = [
+    "PAYLOAD_PREFIX",
+    "PLUGIN_NAME",
+    "StatsPlugin",
+    "ensure_plugin",
+    "record_task",
+    "reset",
+    "snapshot",
+    "summarize",
+]
+
+PLUGIN_NAME = "lazyarr-stats"
+PAYLOAD_PREFIX = "lazyarr-stage-"
+
+
+def record_task(stage: str, start: float, stop: float) -> None:
+    """Called by each block task on its worker: which stage it ran and when."""
+    try:
+        worker = get_worker()
+    except ValueError:  # not inside a task (a direct call in tests)
+        return
+    plugin = worker.plugins.get(PLUGIN_NAME)
+    if isinstance(plugin, StatsPlugin):
+        plugin.add_task(stage, start, stop)
+
+
+class StatsPlugin(WorkerPlugin):
+    """Counts bytes fetched from peers, the peak of managed memory and block tasks."""
+
+    idempotent = True
+
+    def __init__(self) -> None:
+        self.worker: Any = None
+        self.bytes_from: dict[str, int] = defaultdict(int)
+        self.peak = 0
+        self._source: dict[Any, str] = {}
+        self._tasks: list[tuple[str, float, float]] = []
+
+    def setup(self, worker: Any) -> None:
+        # appended to by task threads, read by client.run on the event loop
+        self._lock = threading.Lock()
+        self.worker = worker
+        self.reset()
+
+    def reset(self) -> None:
+        self.bytes_from = defaultdict(int)
+        self.peak = int(self.worker.state.nbytes) if self.worker is not None else 0
+        with self._lock:
+            self._tasks = []
+
+    def add_task(self, stage: str, start: float, stop: float) -> None:
+        with self._lock:
+            self._tasks.append((stage, start, stop))
+
+    def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
+        # Plugins also hear transitions that turned out no-ops (``flight -> fetch``
+        # while the transfer is still running), so read the task's actual state.
+        state = self.worker.state
+        ts = state.tasks.get(key)
+        now = ts.state if ts is not None else "forgotten"
+        if now == "flight":
+            if ts.coming_from:
+                self._source[key] = ts.coming_from
+            return
+        source = self._source.pop(key, None)
+        if now != "memory" or finish != "memory":
+            return
+        payload = isinstance(key, str) and key.startswith(PAYLOAD_PREFIX)
+        if source is not None and not payload and ts.nbytes:
+            self.bytes_from[source] += int(ts.nbytes)
+        self.peak = max(self.peak, int(state.nbytes))
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            tasks = list(self._tasks)
+        return {
+            "bytes_from": dict(self.bytes_from),
+            "peak_memory": max(self.peak, int(self.worker.state.nbytes)),
+            "tasks": tasks,
+        }
+
+
+def _reset_on(dask_worker: Any) -> None:
+    plugin = dask_worker.plugins.get(PLUGIN_NAME)
+    if plugin is not None:
+        plugin.reset()
+
+
+def _snapshot_on(dask_worker: Any) -> dict[str, Any] | None:
+    plugin = dask_worker.plugins.get(PLUGIN_NAME)
+    return None if plugin is None else plugin.snapshot()
+
+
+_REGISTERED: set[str] = set()
+
+
+def ensure_plugin(client: Client) -> None:
+    """Register the plugin on ``client``'s cluster (once per client; new workers get it too)."""
+    if client.id not in _REGISTERED:
+        client.register_plugin(StatsPlugin(), name=PLUGIN_NAME)
+        _REGISTERED.add(client.id)
+
+
+def reset(client: Client) -> None:
+    """Zero the counters on every worker (before a compute)."""
+    client.run(_reset_on, on_error="ignore")
+
+
+def snapshot(client: Client) -> dict[str, dict[str, Any]]:
+    """Each worker's counters since the last :func:`reset` (workers that fail are left out)."""
+    out = client.run(_snapshot_on, on_error="return")
+    return {w: s for w, s in out.items() if isinstance(s, dict)}
+
+
+def summarize(snaps: dict[str, dict[str, Any]]) -> tuple[dict[str, float], dict[str, Any], int]:
+    """(wall seconds per stage, per-worker table, total bytes moved between workers)."""
+    workers: dict[str, dict[str, int]] = {
+        w: {"bytes_in": 0, "bytes_out": 0, "peak_memory": 0, "tasks": 0} for w in snaps
+    }
+    spans: dict[str, list[float]] = {}
+    total = 0
+    for w, s in snaps.items():
+        row = workers[w]
+        row["peak_memory"] = int(s["peak_memory"])
+        row["tasks"] = len(s["tasks"])
+        for src, n in s["bytes_from"].items():
+            row["bytes_in"] += n
+            total += n
+            workers.setdefault(src, {"bytes_in": 0, "bytes_out": 0, "peak_memory": 0, "tasks": 0})
+            workers[src]["bytes_out"] += n
+        for stage, start, stop in s["tasks"]:
+            span = spans.setdefault(stage, [start, stop])
+            span[0] = min(span[0], start)
+            span[1] = max(span[1], stop)
+    stage_seconds = {name: stop - start for name, (start, stop) in spans.items()}
+    return stage_seconds, dict(sorted(workers.items())), total

@@ -1,0 +1,139 @@
+"""Faults on the ``dask`` executor: a worker killed mid-compute, an unreachable scheduler.
+
+The kill test runs a compute of a few seconds on a real LocalCluster
+(2 processes x 1 thread, nannies restart a killed worker) with soft
+placement, SIGKILLs one worker once a few blocks are done, and checks
+the answer. The cluster is closed at the end of the module.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr import api, config
+from lazyarr.executors import dask as dask_exec
+from lazyarr.executors import registry
+from lazyarr.executors.dask import DaskExecutor, SchedulerUnreachable
+
+
+@pytest.fixture(scope="module")
+def dask_ex():
+    ex = registry.get("dask")
+    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
+    with config.set(settings):
+        ex.client()
+        try:
+            yield ex
+        finally:
+            ex.close()
+
+
+class KillAfter:
+    """Progress that SIGKILLs worker process ``pid`` once a ``fraction`` of the blocks is done."""
+
+    def __init__(self, pid, fraction):
+        self.pid, self.fraction = pid, fraction
+        self.total = self.done = 0
+        self.killed_at = None
+        self.t_start = self.t_kill = 0.0
+
+    def start(self, total):
+        self.total = total
+        self.t_start = time.perf_counter()
+
+    def advance(self, n=1):
+        self.done += n
+        if self.killed_at is None and self.done >= self.fraction * self.total:
+            os.kill(self.pid, signal.SIGKILL)
+            self.killed_at = self.done
+            self.t_kill = time.perf_counter() - self.t_start
+
+    def finish(self):
+        pass
+
+
+def test_a_worker_killed_mid_compute_loses_nothing(dask_ex):
+    # 48 row blocks of 1M random values: sin^2 + cos^2 is 1, so each row sums to 1M
+    n = 1_000_000
+    x = la.random.random((48, n), chunks=(1, n), seed=11)
+    offsets = np.arange(48.0)
+    rows = (la.sin(x) ** 2 + la.cos(x) ** 2).sum(axis=1) + la.arange(48.0, chunks=4)
+    plan = api.make_plan([rows._expr], "dask", tuple(config.get("optimize.passes")))
+    # soft placement: every stage's blocks alternate between the two workers
+    stages = {
+        name: s.replace(worker=(np.indices(s.numblocks).sum(axis=0) % 2).astype(np.int32))
+        for name, s in plan.stages.items()
+    }
+    plan = plan.with_stages(stages)
+    client = dask_ex.client()
+    workers = dask_ex.plan_context()["workers"]
+    pids = client.run(os.getpid)
+    progress = KillAfter(pids[workers[0]], fraction=0.4)
+    t0 = time.perf_counter()
+    with config.set({"dask.placement": "soft"}):
+        (got,) = dask_ex.execute(plan, plan.outputs, progress)
+    elapsed = time.perf_counter() - t0
+    assert progress.killed_at is not None and progress.killed_at < progress.total
+    # every source is a task: the lost blocks are recomputed, not the whole plan
+    assert dask_ex.last_stats.extra["retries"] == 0
+    assert progress.t_kill > 0.3 and elapsed - progress.t_kill > 0.3  # in the middle
+    np.testing.assert_allclose(got, n + offsets, rtol=1e-9)
+    assert progress.done == progress.total == plan.total_blocks
+    assert elapsed < 60
+    # the nanny brought a fresh worker process back
+    deadline = time.monotonic() + 20
+    while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pids[workers[0]] not in client.run(os.getpid).values()
+    # and the executor carries on
+    np.testing.assert_array_equal(la.arange(6, chunks=4).compute(executor="dask"), np.arange(6))
+
+
+def test_lost_scattered_input_is_scattered_again(dask_ex, monkeypatch):
+    """User data has no lineage; when its blocks are lost the compute is submitted again."""
+    data = np.arange(12.0)
+    y = la.asarray(data, chunks=4) * 2
+    plan = api.make_plan([y._expr], "dask", ())
+    client = dask_ex.client()
+    scatter = dask_exec._Run._scatter_blocks
+    lost = []
+
+    def scatter_then_lose(self, stage):
+        blocks = scatter(self, stage)
+        if not lost:  # the first time: as if their worker died right away
+            lost.extend(blocks.values())
+            client.cancel(list(blocks.values()))
+        return blocks
+
+    monkeypatch.setattr(dask_exec._Run, "_scatter_blocks", scatter_then_lose)
+    (got,) = dask_ex.execute(plan, plan.outputs)
+    assert len(lost) == 3 and all(f.status == "cancelled" for f in lost)
+    np.testing.assert_array_equal(got, data * 2)
+    assert dask_ex.last_stats.extra["retries"] == 1
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_scheduler_fails_fast_with_the_address():
+    ex = DaskExecutor()
+    address = f"tcp://127.0.0.1:{_unused_port()}"
+    t0 = time.perf_counter()
+    with (
+        config.set({"dask.address": address, "dask.timeout": "1s"}),
+        pytest.raises(SchedulerUnreachable, match=address.replace(".", r"\.")),
+    ):
+        ex.client()
+    assert time.perf_counter() - t0 < 10
+    assert isinstance(SchedulerUnreachable("x"), ConnectionError)
+    ex.close()
