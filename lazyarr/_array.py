@@ -460,7 +460,7 @@ class LazyArray:
     def visualize(
         self,
         filename: str | None = None,
-        format: str | None = None,  # noqa: A002 - Dask's name
+        format: str | None = None,
         stage: str | None = None,
         measured: bool = False,
         executor: str | None = None,

@@ -22,6 +22,7 @@ that reads ``os.environ``. Storage and the ``set`` context manager come from
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import os
@@ -98,8 +99,26 @@ def _number_and_unit(value: object, units: Mapping[str, float], what: str) -> tu
     return number, scale
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def parse_bytes(value: str | int | float) -> int:
     """Return a byte count: ``"64MiB"`` -> 67108864, ``"4GB"`` -> 4000000000, ``1000`` -> 1000.
+
+    Parsed values are remembered (computes read the same settings every time).
+    """
+    if isinstance(value, (str, int, float)):
+        return _parse_bytes_cached(value)
+    return _parse_bytes(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_bytes_cached(value: str | int | float) -> int:
+    return _parse_bytes(value)
+
+
+def _parse_bytes(value: str | int | float) -> int:
+    """Parse without the cache (and raise for values of the wrong type).
 
     Units as in ``dask.utils.parse_bytes`` (B, kB/KiB ... PB/PiB, case-insensitive),
     written here so that reading the config never imports Dask.
@@ -382,6 +401,8 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
         except KeyError:
             pass
         else:
+            if isinstance(node, list) and all(isinstance(v, _SCALARS) for v in node):
+                return list(node)  # a list of scalars: a shallow copy is a full copy
             return copy.deepcopy(node) if isinstance(node, (dict, list)) else node
     path = _canonical(key)
     if path not in _LEAVES and path not in _SECTIONS:

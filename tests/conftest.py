@@ -7,6 +7,9 @@ import os
 for _k in [k for k in os.environ if k.startswith("LAZYARR_")]:
     del os.environ[_k]
 os.environ["LAZYARR_CONFIG"] = os.devnull
+# The differential suite runs on tiny arrays: compile them anyway, so the
+# generated kernels are what the tests check (the default skips tiny stages).
+os.environ["LAZYARR_NUMBA__COMPILE_THRESHOLD"] = "0"
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -25,3 +28,17 @@ def _check_plans():
 
     with config.set({"optimize.check": True}):
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _numba_cache_dir(tmp_path_factory):
+    """Compiled kernels go to one directory per test run (shared by xdist workers), not ~/.cache."""
+    from lazyarr import config
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = root / "lazyarr-numba-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["LAZYARR_NUMBA__CACHE_DIR"] = str(cache)
+    config.refresh()
+    yield

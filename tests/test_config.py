@@ -82,7 +82,7 @@ def test_defaults_pass_their_own_schema():
 
 def test_effective_config_is_the_defaults_without_file_or_env():
     assert yaml.safe_load(config.show()) == DEFAULTS
-    assert config.get("executor") == "numpy"
+    assert config.get("executor") == DEFAULTS["executor"]
     assert config.get("optimize.passes") == ["cse", "simplify", "fuse", "layout", "place"]
 
 
@@ -111,7 +111,7 @@ def test_set_as_context_manager_restores_values():
         with config.set({"array.chunk-size": "2MiB"}):
             assert config.get("array.chunk-size") == "2MiB"
         assert config.get("array.chunk-size") == "1MiB"
-    assert config.get("executor") == "numpy"
+    assert config.get("executor") == DEFAULTS["executor"]
     assert config.get("array.chunk-size") == "64MiB"
 
 
@@ -157,7 +157,7 @@ def test_get_unknown_key_with_default_returns_the_default():
 def test_a_refused_set_changes_nothing():
     with pytest.raises(ValueError):
         config.set(executor="dask", progress="sometimes")
-    assert config.get("executor") == "numpy"
+    assert config.get("executor") == DEFAULTS["executor"]
 
 
 # ---------------------------------------------------------------- validation
@@ -248,7 +248,7 @@ def test_parse_duration(text, expected):
 
 
 def test_precedence_defaults_file_env_set_keyword(user_file, monkeypatch):
-    assert config.get("executor") == "numpy"  # default
+    assert config.get("executor") == DEFAULTS["executor"]  # default
 
     user_file.write_text("executor: from-file\narray:\n  chunk-size: 1MiB\n")
     config.refresh()
@@ -322,7 +322,7 @@ def test_unknown_key_in_file_warns_and_is_ignored(user_file):
     user_file.write_text("executer: dask\n")
     with pytest.warns(UserWarning, match="did you mean 'executor'"):
         config.refresh()
-    assert config.get("executor") == "numpy"
+    assert config.get("executor") == DEFAULTS["executor"]
 
 
 def test_empty_file_and_empty_section_are_fine(user_file):
@@ -352,7 +352,7 @@ def test_write_user_creates_and_updates_the_file(tmp_path, monkeypatch):
     assert config.write_user("dask.n_workers", 4) == nested
     assert config.write_user("executor", "dask") == nested
     assert yaml.safe_load(nested.read_text()) == {"dask": {"n-workers": 4}, "executor": "dask"}
-    assert config.get("executor") == "numpy"  # the process sees it after refresh()
+    assert config.get("executor") == DEFAULTS["executor"]  # the process sees it after refresh()
     config.refresh()
     assert config.get("executor") == "dask"
     assert config.get("dask.n-workers") == 4
@@ -378,7 +378,7 @@ def test_write_user_refuses_unknown_keys_and_bad_values(user_file):
 
 
 def test_resolve_keyword_wins_and_is_checked():
-    assert config.resolve("executor", None) == "numpy"
+    assert config.resolve("executor", None) == DEFAULTS["executor"]
     assert config.resolve("executor", "dask") == "dask"
     assert config.resolve("progress", "true") is True
     with pytest.raises(ValueError):
@@ -391,7 +391,7 @@ def test_show_is_yaml_of_the_effective_values():
     with config.set(numba__fastmath=True):
         shown = yaml.safe_load(config.show())
     assert shown["numba"]["fastmath"] is True
-    assert shown["executor"] == "numpy"
+    assert shown["executor"] == DEFAULTS["executor"]
 
 
 def test_digest_is_stable_and_follows_the_values():

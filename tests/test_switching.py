@@ -149,8 +149,10 @@ def test_env_beats_file_in_a_fresh_process(tmp_path):
     assert info["executor"] == "numpy"
     refused = fresh_process(tmp_path, {"LAZYARR_EXECUTOR": "raise"}, "executor: numpy\n")
     assert refused["returncode"] != 0 and "ComputeRefused" in refused["stderr"]
-    default = fresh_process(tmp_path, {}, None)
-    assert default["executor"] == default["config"] == "numpy"
+    bare = tmp_path / "no-file"  # LAZYARR_CONFIG names a file that does not exist
+    bare.mkdir()
+    default = fresh_process(bare, {}, None)
+    assert default["executor"] == default["config"] == "numba"
 
 
 class Tagged(NumpyExecutor):
@@ -178,7 +180,7 @@ def used(**kw) -> str:
 
 
 def test_precedence_keyword_context_env_file_default(tagged, tmp_path):
-    assert used() == "numpy"  # default (conftest points LAZYARR_CONFIG at an empty file)
+    assert used() == "numba"  # default (conftest points LAZYARR_CONFIG at an empty file)
     user = tmp_path / "lazyarr.yaml"
     user.write_text("executor: tag-file\n")
     tagged.setenv("LAZYARR_CONFIG", str(user))

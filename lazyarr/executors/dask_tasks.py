@@ -87,12 +87,16 @@ def _worker_kernels(settings: tuple) -> Any:
     kernels = _KERNEL_SETS.get(settings)
     if kernels is None:
         try:
-            from lazyarr.executors.numba import NumbaKernels, options_from_config
+            from lazyarr.executors.numba import (
+                NumbaKernels,
+                compile_threshold,
+                options_from_config,
+            )
         except ImportError:  # numba (or the numba executor) is not installed here
             kernels = ReferenceKernels()
         else:
             with config.set({"numba": dict(settings)}):
-                kernels = NumbaKernels(options_from_config())
+                kernels = NumbaKernels(options_from_config(), compile_threshold())
         _KERNEL_SETS[settings] = kernels
     return kernels
 

@@ -1,0 +1,459 @@
+"""The local Numba executor: generated kernels, run block by block on a thread pool.
+
+Every map or reduce stage whose members are all elementwise (a fused group,
+a single elementwise op, or a lone reduction of another stage's output) runs
+a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`); everything
+else runs the NumPy reference kernels. If a kernel cannot be generated or
+compiled, its stage falls back to NumPy with one :class:`FallbackWarning`
+per distinct reason: a compute never fails because of compilation.
+
+Scheduling is per block: a task is one block of a stage (or one reduction
+partial, or the combine of an output block's partials), its dependencies
+come from ``blockwork.reads``. Ready tasks run on ``numba.threads`` threads
+(the kernels release the GIL), deepest stage first, so a chain of stages
+over a big array streams block by block; a block is freed as soon as its
+last reader is done. Progress is reported from the calling thread, and
+Ctrl-C (or any error) drops pending tasks, waits for running ones and
+leaves no thread behind.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import heapq
+import os
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lazyarr import config
+from lazyarr.graph.chunks import block_index_iter, block_slices
+from lazyarr.graph.expr import Region
+from lazyarr.graph.ops import BlockStore, Elementwise, Reduce
+from lazyarr.kernels.blocks import assemble, blocks_for_region, tree_combine
+from lazyarr.kernels.compile import Options
+from lazyarr.kernels.fused import external_regions
+from lazyarr.kernels.numba_fused import map_function, partial_function
+from lazyarr.optimize.plan import Plan, Stage
+
+from .base import NullProgress, Progress, RunStats
+from .blockwork import (
+    MapFn,
+    PartialFn,
+    ReferenceKernels,
+    SourceFn,
+    reads,
+    reduce_inputs,
+    stage_functions,
+)
+from .numpy import NumpyExecutor
+
+__all__ = ["FallbackWarning", "NumbaExecutor", "NumbaKernels", "options_from_config"]
+
+
+class FallbackWarning(UserWarning):
+    """A stage runs with the NumPy kernels because its Numba kernel could not be built."""
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(reason: str) -> None:
+    if reason in _WARNED:
+        return
+    _WARNED.add(reason)
+    warnings.warn(
+        f"numba executor: a stage runs with NumPy kernels instead ({reason})",
+        FallbackWarning,
+        stacklevel=4,
+    )
+
+
+def options_from_config() -> Options:
+    """Compile options from the ``numba.*`` settings."""
+    cache_dir: str | None = None
+    if config.get("numba.cache"):
+        configured = config.get("numba.cache-dir")
+        if configured is None:
+            import platformdirs
+
+            configured = str(Path(platformdirs.user_cache_dir("lazyarr")) / "numba")
+        cache_dir = str(configured)
+    fastmath = bool(config.get("numba.fastmath"))
+    return Options(cache_dir, fastmath, config.digest(["numba.fastmath"]))
+
+
+# Plans whose arrays hold fewer bytes than this run in the calling thread.
+_INLINE_BYTES = 1 << 20
+
+
+def compile_threshold() -> int:
+    """Bytes a stage must touch before it gets a compiled kernel (``numba.compile-threshold``)."""
+    return config.parse_bytes(config.get("numba.compile-threshold"))
+
+
+def _threads() -> int:
+    n = config.get("numba.threads")
+    if n is None:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, int(n or 1))
+
+
+def _all_elementwise(exprs: Sequence[Any]) -> bool:
+    return all(isinstance(m.op, Elementwise) for m in exprs)
+
+
+class NumbaKernels:
+    """A ``KernelSet``: compiled kernels where possible, NumPy reference kernels elsewhere.
+
+    ``fallbacks`` records, per stage name, why it runs with NumPy.
+    """
+
+    def __init__(self, options: Options, min_bytes: int = 0) -> None:
+        self.options = options
+        self.min_bytes = min_bytes
+        self.reference = ReferenceKernels()
+        self.fallbacks: dict[str, str] = {}
+        self.compiled: list[str] = []
+
+    def _fallback(self, stage: Stage, error: Exception) -> None:
+        reason = f"{type(error).__name__}: {error}"
+        self.fallbacks[stage.name] = reason
+        _warn_once(reason)
+
+    def source(self, stage: Stage) -> SourceFn:
+        return self.reference.source(stage)
+
+    def _small(self, stage: Stage) -> bool:
+        """Too little data to pay for a compiled kernel (config ``numba.compile-threshold``)."""
+        touched = stage.expr.nbytes + sum(e.nbytes for e in stage.input_exprs)
+        return touched < self.min_bytes
+
+    def map(self, stage: Stage) -> MapFn:
+        if _all_elementwise(stage.members) and not self._small(stage):
+            try:
+                fn = map_function(stage.members, stage.input_exprs, self.options)
+            except Exception as e:  # Unsupported, CompileError, or a bug: never fail the compute
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
+        return self.reference.map(stage)
+
+    def partial(self, stage: Stage) -> PartialFn:
+        body = stage.members[:-1]
+        if isinstance(stage.expr.op, Reduce) and _all_elementwise(body) and not self._small(stage):
+            try:
+                fn = partial_function(body, stage.input_exprs, stage.expr, self.options)
+            except Exception as e:  # Unsupported, CompileError, or a bug: never fail the compute
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
+        return self.reference.partial(stage)
+
+    def reduction(self, stage: Stage) -> Any:
+        return self.reference.reduction(stage)
+
+
+def _nbytes(value: Any) -> int:
+    """Bytes a block or partial state owns (views of other memory count zero)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes if value.flags.owndata else 0
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+Item = tuple  # ("b", stage position, block index) or ("p", stage position, block index, j)
+
+
+class _Schedule:
+    """The tasks of one run: what each computes, reads and unblocks."""
+
+    def __init__(self, plan: Plan, kernels: NumbaKernels) -> None:
+        self.stages = list(plan.stages.values())
+        self.position = {s.name: i for i, s in enumerate(self.stages)}
+        self.fns = [stage_functions(s, kernels) for s in self.stages]
+        # (kind, stage position, block index, j, body block index of a partial)
+        self.tasks: list[tuple[str, int, tuple, int, tuple]] = []
+        self.deps: list[list[Item]] = []
+        self.produces: list[Item] = []
+        for si, stage in enumerate(self.stages):
+            if stage.kind == "reduce":
+                self._reduce_tasks(si, stage)
+            else:
+                for idx in block_index_iter(stage.numblocks):
+                    self._add("block", si, idx, 0, (), self._blocks_read(stage, reads(stage, idx)))
+
+    def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> None:
+        self.tasks.append((kind, si, idx, j, bi))
+        self.deps.append(deps)
+        self.produces.append(("p", si, idx, j) if kind == "partial" else ("b", si, idx))
+
+    def _reduce_tasks(self, si: int, stage: Stage) -> None:
+        body = stage.expr.inputs[0]
+        for idx in block_index_iter(stage.numblocks):
+            parts = list(reduce_inputs(stage.expr, idx))
+            for j, bi in enumerate(parts):
+                region = block_slices(body.chunks, bi)
+                if stage.fused:
+                    r = external_regions(stage.members[:-1], stage.input_exprs, region)
+                else:
+                    r = [(0, region)]
+                self._add("partial", si, idx, j, bi, self._blocks_read(stage, r))
+            self._add("final", si, idx, 0, (), [("p", si, idx, j) for j in range(len(parts))])
+
+    def _blocks_read(self, stage: Stage, regions: list[tuple[int, Region]]) -> list[Item]:
+        out: dict[Item, None] = {}
+        for pos, region in regions:
+            src = self.position[stage.inputs[pos]]
+            chunks = stage.input_exprs[pos].chunks
+            if all(len(c) == 1 for c in chunks):  # assemble reads the only block
+                out[("b", src, (0,) * len(chunks))] = None
+                continue
+            for bi, _ in blocks_for_region(chunks, region):
+                out[("b", src, bi)] = None
+        return list(out)
+
+    def region_getter(
+        self, stage: Stage, store: dict[Item, Any]
+    ) -> Callable[[int, Region], np.ndarray]:
+        sources = [
+            (e.chunks, self.position[name]) for e, name in zip(stage.input_exprs, stage.inputs)
+        ]
+
+        def get(pos: int, region: Region) -> np.ndarray:
+            chunks, src = sources[pos]
+            return assemble(chunks, region, lambda bi: store[("b", src, bi)])
+
+        return get
+
+    def run_task(
+        self, tid: int, store: dict[Item, Any], into: dict[str, np.ndarray]
+    ) -> tuple[Any, float]:
+        """Compute one task; blocks of an output in ``into`` land in that array (a view)."""
+        t0 = time.perf_counter()
+        kind, si, idx, _, bi = self.tasks[tid]
+        stage = self.stages[si]
+        fns = self.fns[si]
+        expr = stage.expr
+        target = into.get(stage.name) if kind != "partial" else None
+        view = None
+        if target is not None:
+            view = target[(*block_slices(expr.chunks, idx), Ellipsis)]
+        if view is not None and kind == "block" and getattr(fns[0], "writes_into", False):
+            fns[0](block_slices(expr.chunks, idx), self.region_getter(stage, store), out=view)
+            return view, time.perf_counter() - t0
+        if kind == "final":
+            rk = fns[1]
+            parts = [store[d] for d in self.deps[tid]]
+            state = tree_combine(parts, lambda a, b: rk.combine(expr.op, a, b))
+            value = rk.finalize(expr.op, expr, state)
+        elif kind == "partial":
+            body = expr.inputs[0]
+            value = fns[0](block_slices(body.chunks, bi), self.region_getter(stage, store))
+        elif stage.kind == "source":
+            value = fns[0](block_slices(expr.chunks, idx))
+        else:
+            value = fns[0](block_slices(expr.chunks, idx), self.region_getter(stage, store))
+        if view is not None:
+            view[...] = value
+            value = view
+        return value, time.perf_counter() - t0
+
+
+class NumbaExecutor:
+    """Runs fused stages as Numba-compiled loops on a thread pool (local, in process)."""
+
+    name = "numba"
+
+    def __init__(self) -> None:
+        self.last_stats: RunStats | None = None
+        self.last_kernels: NumbaKernels | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
+        self._lock = threading.Lock()
+        self._active = 0
+        self._small = NumpyExecutor()
+
+    # -- the thread pool: kept between computes, shut down after an error or Ctrl-C --
+    def _acquire_pool(self, threads: int) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or (self._pool_size != threads and self._active == 0):
+                if self._pool is not None:
+                    self._pool.shutdown(wait=True)
+                self._pool = ThreadPoolExecutor(threads, "lazyarr-numba")
+                self._pool_size = threads
+            self._active += 1
+            return self._pool
+
+    def _release_pool(self, failed: bool) -> None:
+        with self._lock:
+            self._active -= 1
+            if failed and self._active == 0 and self._pool is not None:
+                # pending tasks are dropped, running ones finish: no thread is left behind
+                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool = None
+
+    def close(self) -> None:
+        """Stop the worker threads (a later compute starts new ones)."""
+        with self._lock:
+            if self._pool is not None and self._active == 0:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+    # -- the public contract -------------------------------------------------
+    def _tiny(self, plan: Plan) -> bool:
+        """A plan too small to compile anything: the lean serial runner is cheapest."""
+        limit = min(compile_threshold(), _INLINE_BYTES)
+        return sum(s.expr.nbytes for s in plan.stages.values()) < limit
+
+    def execute(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[np.ndarray]:
+        if self._tiny(plan):
+            # tiny arrays (``float(x[3])``): no thread pool, no task graph, NumPy kernels
+            results = self._small.execute(plan, outputs, progress)
+            self.last_stats = self._small.last_stats
+            return results
+        # each output is allocated once; its blocks are computed into it (no gather copy)
+        into = {}
+        for o in dict.fromkeys(outputs):
+            expr = plan.stages[o].expr
+            into[o] = np.empty(expr.shape, dtype=expr.dtype)
+        self._run(plan, outputs, progress, into)
+        results, seen = [], set()
+        for o in outputs:
+            results.append(into[o].copy() if o in seen else into[o])
+            seen.add(o)
+        return results
+
+    def persist(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> list[BlockStore]:
+        blocks = self._run(plan, outputs, progress)
+        stores = []
+        for o in outputs:
+            kept = {i: b if b.flags.owndata else b.copy() for i, b in blocks[o].items()}
+            stores.append(BlockStore(kept, self.name, uuid.uuid4().hex))
+        return stores
+
+    # -- the scheduler -------------------------------------------------------
+    def _run(
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None,
+        into: dict[str, np.ndarray] | None = None,
+    ) -> dict[str, dict[tuple[int, ...], np.ndarray]]:
+        progress = progress or NullProgress()
+        t_start = time.perf_counter()
+        kernels = NumbaKernels(options_from_config(), compile_threshold())
+        self.last_kernels = kernels
+        sched = _Schedule(plan, kernels)
+        compile_seconds = time.perf_counter() - t_start
+        stats = RunStats(self.name)
+        stats.extra.update(
+            compile_seconds=compile_seconds,
+            compiled_stages=list(kernels.compiled),
+            fallback_stages=dict(kernels.fallbacks),
+        )
+        keep = {sched.position[o] for o in outputs}
+        n = len(sched.tasks)
+        readers: dict[Item, int] = {}
+        dependents: dict[Item, list[int]] = {}
+        waiting = [0] * n
+        for tid, deps in enumerate(sched.deps):
+            waiting[tid] = len(deps)
+            for d in deps:
+                readers[d] = readers.get(d, 0) + 1
+                dependents.setdefault(d, []).append(tid)
+        ready: list[tuple[int, int, int]] = []
+
+        def push(tid: int) -> None:
+            kind, si = sched.tasks[tid][:2]
+            heapq.heappush(ready, (-si, 0 if kind == "final" else 1, tid))
+
+        for tid in range(n):
+            if waiting[tid] == 0:
+                push(tid)
+        store: dict[Item, Any] = {}
+        into = into or {}
+        live = sum(a.nbytes for a in into.values())
+        peak = live
+        done = 0
+        threads = min(_threads(), max(n, 1))
+        if sum(st.expr.nbytes for st in sched.stages) < _INLINE_BYTES:
+            threads = 1  # tiny data: thread hand-offs would cost more than they save
+        stats.extra["threads"] = threads
+
+        def complete(tid: int, value: Any, seconds: float) -> None:
+            nonlocal live, peak, done
+            kind, si = sched.tasks[tid][:2]
+            item = sched.produces[tid]
+            store[item] = value
+            live += _nbytes(value)
+            peak = max(peak, live)
+            name = sched.stages[si].name
+            stats.stage_seconds[name] = stats.stage_seconds.get(name, 0.0) + seconds
+            done += 1
+            for d in sched.deps[tid]:
+                readers[d] -= 1
+                if readers[d] == 0 and not (d[0] == "b" and d[1] in keep):
+                    live -= _nbytes(store.pop(d))
+            for t in dependents.get(item, ()):
+                waiting[t] -= 1
+                if waiting[t] == 0:
+                    push(t)
+            if kind != "partial":
+                stats.blocks += 1
+                progress.advance(1)
+
+        pool = self._acquire_pool(threads) if threads > 1 else None
+        running: dict[Future, int] = {}
+        failed = True
+        progress.start(plan.total_blocks)
+        try:
+            while done < n:
+                while ready and len(running) < threads:
+                    tid = heapq.heappop(ready)[2]
+                    if pool is None:
+                        complete(tid, *sched.run_task(tid, store, into))
+                        continue
+                    ctx = contextvars.copy_context()
+                    running[pool.submit(ctx.run, sched.run_task, tid, store, into)] = tid
+                if done == n:
+                    break
+                if not running:
+                    raise RuntimeError("numba executor: no task is ready (a cycle in the plan?)")
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    tid = running.pop(fut)
+                    complete(tid, *fut.result())
+            failed = False
+        finally:
+            if pool is not None:
+                for fut in running:
+                    fut.cancel()
+                if running:
+                    wait(running)  # tasks already started finish before we return
+                self._release_pool(failed)
+            progress.finish()
+        stats.seconds = time.perf_counter() - t_start
+        stats.peak_bytes = peak
+        self.last_stats = stats
+        result: dict[str, dict[tuple[int, ...], np.ndarray]] = {}
+        for o in outputs:
+            si = sched.position[o]
+            result[o] = {
+                idx: store[("b", si, idx)] for idx in block_index_iter(plan.stages[o].numblocks)
+            }
+        return result

@@ -1,0 +1,625 @@
+"""A fused group of elementwise ops (plus an optional trailing reduction) as Numba source.
+
+Each member becomes one scalar statement: ufuncs through
+:mod:`lazyarr.kernels.emit_ops` (exact NumPy loop dtypes), and ``where``,
+``clip``, ``astype``, ``round``, ``real``, ``imag`` here.
+
+The generated ``kernel`` is one ``@njit(nogil=True)`` loop over a block: it
+reads each input element once, evaluates every member as a scalar
+expression (see :mod:`lazyarr.kernels.emit_ops`), and writes only the
+output, or updates reduction accumulators (registers along a reduced inner
+axis, the small partial-state arrays otherwise). No temporaries are
+allocated.
+
+The loop is independent of ndim and layout, so one compiled kernel serves
+every block shape: inputs arrive as flat read-only buffers, and an int64
+``meta`` table gives the (collapsed) block shape in row 0 and, per operand,
+the element offset (column 0) and element strides (columns 1..nd; 0 on
+broadcast axes). The innermost axis runs in a contiguous fast path when all
+input strides there are 1. The caller (:mod:`lazyarr.kernels.numba_fused`)
+builds ``meta``; this module only writes text and never imports Numba.
+
+The text is deterministic: the same group gives the same source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.graph.token import Hole
+from lazyarr.kernels.emit_ops import (
+    Operand,
+    Scope,
+    Unsupported,
+    cast,
+    check_dtype,
+    constant,
+    dtype_text,
+    literal,
+    to_dtype,
+    ufunc_emitter,
+    wrap_as,
+)
+
+__all__ = [
+    "Arg",
+    "Kernel",
+    "ReduceSpec",
+    "Slot",
+    "Unsupported",
+    "emit_map",
+    "emit_reduce",
+    "reduce_spec",
+    "slots",
+]
+
+INDENT = "    "
+
+
+@dataclasses.dataclass(frozen=True)
+class Arg:
+    """One kernel argument: a 1-D (or the 2-D ``meta``) C-contiguous array."""
+
+    name: str
+    dtype: str
+    ndim: int = 1
+    readonly: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceSpec:
+    """The accumulators of a trailing reduction.
+
+    ``states`` are (dtype, initial value) of the partial-state arrays (all
+    shaped like the block with reduced axes of length one). ``rank``: the
+    loop needs ``k``, the 1-based position of an element among those
+    reduced into the same output; ``index``: it needs ``g``, the element's
+    index as argmin/argmax report it.
+    """
+
+    func: str
+    value: np.dtype
+    acc: np.dtype
+    states: tuple[tuple[np.dtype, Any], ...]
+    rank: bool = False
+    index: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """Generated source and how to call it.
+
+    ``source`` is a module text that expects ``njit``, ``np`` and ``math``
+    to be provided by the compiler's prelude. ``status`` holds, per status
+    bit the kernel returns, NumPy's message for it.
+    """
+
+    source: str
+    args: tuple[Arg, ...]
+    n_inputs: int
+    status: tuple[str, ...] = ()
+    reduce: ReduceSpec | None = None
+    name: str = "kernel"
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    """An external input the kernel reads: its stage input position and how to get its region.
+
+    ``member``/``arg``: the member (index in ``members``) that reads it and
+    which of that member's inputs it is (its region comes from the member's
+    ``regions``); ``member == -1`` for a reduction with an empty body, which
+    reads its input over the body block itself.
+    """
+
+    position: int
+    expr: Expr
+    member: int
+    arg: int
+
+
+def slots(
+    members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr | None = None
+) -> list[Slot]:
+    """The external inputs of a group, in order of first use (deterministic)."""
+    first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
+    if not members:
+        if root is None:
+            raise ValueError("a group needs members or a reduction")
+        x = root.inputs[0]
+        return [Slot(first[x.key], x, -1, 0)]
+    inside = {m.key for m in members}
+    seen: dict[str, Slot] = {}
+    for j, m in enumerate(members):
+        for q, inp in enumerate(m.inputs):
+            if inp.key not in inside and inp.key not in seen:
+                seen[inp.key] = Slot(first[inp.key], inp, j, q)
+    return list(seen.values())
+
+
+# ----------------------------------------------------------------- members (scalar expressions)
+
+
+def _resolve(fn: np.ufunc, types: list[Any], dtype: Any, func: str) -> list[np.dtype]:
+    kw = {} if dtype is None else {"signature": (None,) * fn.nin + (np.dtype(dtype),)}
+    try:
+        loop = fn.resolve_dtypes((*types, None), **kw)
+    except Exception as e:
+        raise Unsupported(f"{func}: NumPy has no loop for {types} ({e})") from None
+    return [check_dtype(d, func) for d in loop]
+
+
+def emit_member(scope: Scope, m: Expr, args: list[Operand]) -> str:
+    """The value of member ``m`` (an ``Elementwise`` Expr) as an expression of ``m.dtype``."""
+    op = m.op
+    func = op.func
+    kwargs = dict(op.kwargs)
+    out_dt = check_dtype(m.dtype, func)
+    special = _SPECIAL.get(func)
+    if special is not None:
+        return special(scope, m, args, kwargs, out_dt)
+    fn = ELEMENTWISE_FUNCS.get(func)
+    if not isinstance(fn, np.ufunc):
+        raise Unsupported(f"no Numba emitter for elementwise {func!r}")
+    emitter = ufunc_emitter(fn.__name__)
+    if emitter is None:
+        raise Unsupported(f"no Numba emitter for elementwise {func!r}")
+    dtype = kwargs.pop("dtype", None)
+    if kwargs:
+        raise Unsupported(f"{func}: keyword arguments {sorted(kwargs)} are not compiled")
+    if len(args) != fn.nin or any(a[0] == "None" for a in args):
+        raise Unsupported(f"{func}: unexpected arguments")
+    loop = _resolve(fn, [a[1] for a in args], dtype, func)
+    ins = [to_dtype(a, d, scope) for a, d in zip(args, loop)]
+    result = emitter(scope, ins, loop[: fn.nin], loop[-1])
+    return cast(result, loop[-1], out_dt)
+
+
+def _where(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
+    if kw or len(args) != 3:
+        raise Unsupported("where: only where(cond, x, y) is compiled")
+    cond = to_dtype(args[0], np.dtype(bool), s)
+    x, y = to_dtype(args[1], out, s), to_dtype(args[2], out, s)
+    return f"({x} if {cond} else {y})"
+
+
+def _clip(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
+    if kw or len(args) != 3 or out.kind == "c":
+        raise Unsupported("clip: only clip(x, min, max) on real dtypes is compiled")
+    x = to_dtype(args[0], out, s)
+    maximum, minimum = ufunc_emitter("maximum"), ufunc_emitter("minimum")
+    if args[1][0] != "None":
+        x = s.temp(maximum(s, [x, to_dtype(args[1], out, s)], [out, out], out))
+    if args[2][0] != "None":
+        x = minimum(s, [x, to_dtype(args[2], out, s)], [out, out], out)
+    return x
+
+
+def _astype(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
+    (x,) = args
+    return cast(x[0], check_dtype(x[1], "astype"), out)
+
+
+def _round(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
+    (x,) = args
+    decimals = int(kw.get("decimals", 0))
+    src = check_dtype(x[1], "round")
+    if src.kind in "biu" and decimals >= 0:
+        return cast(x[0], src, out)
+    if src.kind != "f" or out != src:
+        raise Unsupported(f"round: {src} with decimals={decimals} is not compiled")
+    if decimals == 0:
+        return wrap_as(out, f"np.rint({x[0]})")
+    # NumPy: rint(x * 10**d) / 10**d, or rint(x / 10**-d) * 10**-d
+    f = literal(10.0 ** abs(decimals), out)
+    first, then = ("*", "/") if decimals > 0 else ("/", "*")
+    scaled = s.temp(wrap_as(out, f"{x[0]} {first} {f}"))
+    rounded = s.temp(wrap_as(out, f"np.rint({scaled})"))
+    return wrap_as(out, f"{rounded} {then} {f}")
+
+
+def _part(which: str) -> Callable[..., str]:
+    def emit(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
+        (x,) = args
+        src = check_dtype(x[1], which)
+        if src.kind == "c":
+            return f"{x[0]}.{which}"
+        return cast(x[0], src, out) if which == "real" else literal(0, out)
+
+    return emit
+
+
+_SPECIAL: dict[str, Callable[..., str]] = {
+    "where": _where,
+    "clip": _clip,
+    "astype": _astype,
+    "round": _round,
+    "real": _part("real"),
+    "imag": _part("imag"),
+}
+
+
+def _check_members(members: Sequence[Expr]) -> None:
+    for m in members:
+        if not isinstance(m.op, Elementwise):
+            raise Unsupported(f"{m.op.name} is not an elementwise op")
+        if m.shape != members[-1].shape:
+            raise Unsupported("members of different shapes")
+
+
+def _body(members: Sequence[Expr], group_slots: list[Slot]) -> tuple[Scope, str, np.dtype]:
+    """Per-element statements of the members; the name and dtype of the last value."""
+    scope = Scope()
+    names: dict[str, tuple[str, np.dtype]] = {}
+    for k, s in enumerate(group_slots):
+        names[s.expr.key] = (f"x{k}", check_dtype(s.expr.dtype, s.expr.op.name))
+    for j, m in enumerate(members):
+        inputs = iter(m.inputs)
+        args: list[Operand] = []
+        for t in m.op.template:
+            if isinstance(t, Hole):
+                text, dt = names[next(inputs).key]
+                args.append((text, dt, None))
+            else:
+                args.append(constant(t))
+        value = emit_member(scope, m, args)
+        dt = check_dtype(m.dtype, m.op.func)
+        scope.assign(f"v{j}", value)
+        names[m.key] = (f"v{j}", dt)
+    if members:
+        last = members[-1]
+        return scope, names[last.key][0], names[last.key][1]
+    s = group_slots[0]
+    return scope, "x0", names[s.expr.key][1]
+
+
+def _indent(lines: Sequence[str], depth: int) -> list[str]:
+    return [INDENT * depth + line for line in lines]
+
+
+# Bodies of more statements than this go into their own function (typed once, not
+# once per loop variant); smaller ones are inlined (cheaper to compile).
+_INLINE_LIMIT = 6
+
+
+def _header(args: Sequence[Arg], ops: list[str], n_status: int) -> tuple[list[str], list[str]]:
+    """The ``def`` line and the reads of ``meta``: rows, n, then (offset, row, inner) per op."""
+    head = ["@njit(nogil=True)", f"def kernel({', '.join(a.name for a in args)}):"]
+    lines = ["rows = meta[0]", "n = meta[1]"]
+    for j, o in enumerate(ops):
+        lines += [
+            f"f{o} = meta[{2 + 3 * j}]",
+            f"r{o} = meta[{3 + 3 * j}]",
+            f"t{o} = meta[{4 + 3 * j}]",
+        ]
+    lines += [f"st{b} = False" for b in range(n_status)]
+    return head, lines
+
+
+def _row_offsets(ops: list[str]) -> list[str]:
+    return [f"p{o} = f{o} + r * r{o}" for o in ops]
+
+
+def _reads(n_in: int, fast: bool) -> list[str]:
+    if fast:  # through views of the row: LLVM vectorizes these loops reliably
+        return [f"x{k} = w{k}[i]" for k in range(n_in)]
+    return [f"x{k} = b{k}[p{k} + i * t{k}]" for k in range(n_in)]
+
+
+def _views(n_in: int) -> list[str]:
+    """Views of this row of every input (contiguous fast path)."""
+    return [f"w{k} = b{k}[p{k}:p{k} + n]" for k in range(n_in)]
+
+
+def _status_return(n_status: int) -> str:
+    if not n_status:
+        return "return 0"
+    return "return " + " | ".join(f"(np.int64(st{b}) << {b})" for b in range(n_status))
+
+
+def _fast_flag(n_in: int) -> str:
+    conds = " and ".join(f"t{k} == 1" for k in range(n_in))
+    return f"fast = {conds or 'True'}"
+
+
+def _step(
+    scope: Scope, n_in: int, value: str, empty: bool
+) -> tuple[list[list[str]], list[str], list[str]]:
+    """Statements computing ``v`` per element: inline for the fast loops (LLVM vectorizes
+    them only inline), a call of one ``body`` function in the strided loops when the
+    body is big (it is typed once there instead of once per loop)."""
+    if empty:
+        return [], ["v = x0"], ["v = x0"]
+    inline = [*scope.lines, f"v = {value}"]
+    if len(scope.lines) <= _INLINE_LIMIT:
+        return [], inline, inline
+    flags = [f"st{b}" for b in range(len(scope.status))]
+    params = ", ".join(f"x{k}" for k in range(n_in))
+    inner = [f"{f} = False" for f in flags] + scope.lines + [f"return {', '.join([value, *flags])}"]
+    fn = ["@njit(nogil=True)", f"def body({params}):", *_indent(inner, 1)]
+    got = [f"z{b}" for b in range(len(flags))]
+    call = [f"{', '.join(['v', *got])} = body({params})"]
+    call += [f"st{b} |= z{b}" for b in range(len(flags))]
+    return [fn], inline, call
+
+
+def _module(scope: Scope, functions: list[list[str]]) -> str:
+    head = [
+        "# Generated by lazyarr.kernels.emit: one fused loop over a block.",
+        "# The compiler's prelude provides njit, np and math.",
+    ]
+    helpers = [scope.helpers[h].strip("\n") for h in sorted(scope.helpers)]
+    parts = ["\n".join(head), *helpers, *("\n".join(f) for f in functions if f)]
+    return "\n\n\n".join(parts) + "\n"
+
+
+def _input_args(group_slots: list[Slot]) -> list[Arg]:
+    return [
+        Arg(f"b{k}", check_dtype(s.expr.dtype, "input").name, 1, True)
+        for k, s in enumerate(group_slots)
+    ]
+
+
+def emit_map(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> Kernel:
+    """The kernel computing the last member over a block from the external inputs.
+
+    ``meta`` describes a 2-D slab (rows x n) of the block; the output is
+    operand ``o``, the inputs ``0, 1, ...`` (see ``numba_fused``).
+    """
+    if not members:
+        raise ValueError("a map group needs at least one member")
+    _check_members(members)
+    group_slots = slots(members, input_exprs)
+    scope, value, vdt = _body(members, group_slots)
+    out_dt = check_dtype(members[-1].dtype, members[-1].op.func)
+    n_in = len(group_slots)
+    args = (Arg("out", out_dt.name), Arg("meta", "int64"), *_input_args(group_slots))
+    ops = ["o", *map(str, range(n_in))]
+    n_status = len(scope.status)
+    functions, fast, slow = _step(scope, n_in, cast(value, vdt, out_dt), False)
+    fast, slow = [*fast, "wo[i] = v"], [*slow, "wo[i] = v"]
+    loop_fast = [*_views(n_in), "for i in range(n):", *_indent([*_reads(n_in, True), *fast], 1)]
+    loop_slow = ["for i in range(n):", *_indent([*_reads(n_in, False), *slow], 1)]
+    row = [
+        *_row_offsets(ops),
+        "wo = out[po:po + n]",
+        "if fast:",
+        *_indent(loop_fast, 1),
+        "else:",
+        *_indent(loop_slow, 1),
+    ]
+    head, setup = _header(args, ops, n_status)
+    body = [*setup, _fast_flag(n_in), "for r in range(rows):", *_indent(row, 1)]
+    lines = head + _indent([*body, _status_return(n_status)], 1)
+    return Kernel(_module(scope, [*functions, lines]), args, n_in, tuple(scope.status))
+
+
+# ----------------------------------------------------------------- reductions
+
+_SUPPORTED = frozenset(
+    {"sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"}
+    | {"count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean"}
+)
+
+
+def _float_acc(op: Reduce, value: np.dtype) -> np.dtype:
+    if op.dtype is not None:
+        return np.dtype(op.dtype)
+    return value if value.kind in "fc" else np.dtype(np.float64)
+
+
+def _extreme_init(dt: np.dtype, smallest: bool) -> Any:
+    """The identity of min (``smallest=False``: of max) in ``dt``."""
+    if dt.kind == "b":
+        return not smallest
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.max if not smallest else info.min
+    inf = np.inf if not smallest else -np.inf
+    return complex(inf, inf) if dt.kind == "c" else inf
+
+
+def reduce_spec(root: Expr, value: np.dtype) -> ReduceSpec:
+    """The accumulators of ``root`` (a ``Reduce``) over values of dtype ``value``."""
+    op = root.op
+    if not isinstance(op, Reduce):
+        raise Unsupported(f"{op.name} is not a reduction")
+    f = op.func
+    if f not in _SUPPORTED:
+        raise Unsupported(f"no Numba emitter for reduction {f!r}")
+    value = check_dtype(value, f)
+    intp = np.dtype(np.intp)
+    if f in ("sum", "prod", "nansum", "nanprod"):
+        acc = check_dtype(op.dtype if op.dtype is not None else root.dtype, f)
+        return ReduceSpec(f, value, acc, ((acc, 1 if "prod" in f else 0),))
+    if f in ("min", "max", "nanmin", "nanmax"):
+        if value.kind == "c" and f.startswith("nan"):
+            raise Unsupported(f"no Numba emitter for {f} of complex values")
+        init = _extreme_init(value, smallest=f.endswith("max"))
+        if f.startswith("nan") and value.kind == "f":
+            init = np.nan
+        return ReduceSpec(f, value, value, ((value, init),))
+    if f in ("any", "all"):
+        b = np.dtype(bool)
+        return ReduceSpec(f, value, b, ((b, f == "all"),))
+    if f == "count_nonzero":
+        return ReduceSpec(f, value, intp, ((intp, 0),))
+    acc = check_dtype(_float_acc(op, value), f)
+    if f == "mean":
+        return ReduceSpec(f, value, acc, ((acc, 0),))
+    if f == "nanmean":
+        return ReduceSpec(f, value, acc, ((acc, 0), (intp, 0)))
+    if f in ("var", "std"):
+        if acc.kind not in "fc":
+            raise Unsupported(f"{f} accumulating in {acc}")
+        real = np.dtype(acc.char.lower()) if acc.kind == "c" else acc
+        return ReduceSpec(f, value, acc, ((acc, 0), (acc, 0), (real, 0)), rank=True)
+    # argmin / argmax
+    return ReduceSpec(f, value, value, ((value, 0), (intp, 0)), rank=True, index=True)
+
+
+def _less(x: str, y: str, dt: np.dtype) -> str:
+    """``x < y`` in NumPy's order (complex: lexicographic); NaNs compare false."""
+    if dt.kind == "c":
+        return f"({x}.real < {y}.real or ({x}.real == {y}.real and {x}.imag < {y}.imag))"
+    if dt.kind == "b":
+        return f"((not {x}) and {y})"
+    return f"({x} < {y})"
+
+
+def _isnan(x: str, dt: np.dtype) -> str:
+    if dt.kind == "f":
+        return f"({x} != {x})"
+    if dt.kind == "c":
+        return f"({x}.real != {x}.real or {x}.imag != {x}.imag)"
+    return "False"
+
+
+def _cmp_extreme(x: str, y: str, dt: np.dtype, le: bool) -> str:
+    """NumPy's complex CLE/CGE (``x <= y`` / ``x >= y`` as minimum/maximum use them)."""
+    s = "<" if le else ">"
+    return (
+        f"(({x}.real {s} {y}.real and {x}.imag == {x}.imag and {y}.imag == {y}.imag)"
+        f" or ({x}.real == {y}.real and {x}.imag {s}= {y}.imag))"
+    )
+
+
+def _update(spec: ReduceSpec, v: str) -> list[str]:
+    """Statements folding value ``v`` into registers ``a0, a1, ...`` (``k``, ``g`` given)."""
+    f, vdt, acc = spec.func, spec.value, spec.acc
+    A = dtype_text(spec.states[0][0])
+    if f in ("sum", "prod", "nansum", "nanprod", "mean", "nanmean"):
+        w = cast(v, vdt, acc)
+        sym = "*" if "prod" in f else "+"
+        logical = "&" if sym == "*" else "|"
+        new = f"a0 {logical} {w}" if acc.kind == "b" else f"{A}(a0 {sym} {w})"
+        lines = [f"a0 = {new}"]
+        if f == "nanmean":
+            lines.append("a1 = a1 + 1")
+        if f.startswith("nan") and vdt.kind in "fc":
+            return [f"if not {_isnan(v, vdt)}:", *_indent(lines, 1)]
+        return lines
+    if f in ("min", "max", "nanmin", "nanmax"):
+        smaller = f.endswith("min")
+        if vdt.kind == "b":
+            return [f"a0 = a0 {'&' if smaller else '|'} {v}"]
+        if vdt.kind in "iu":
+            return [f"a0 = {v} if {v} {'<' if smaller else '>'} a0 else a0"]
+        if vdt.kind == "c":  # numpy minimum/maximum: keep a0 if it is NaN or compares
+            keep = f"{_isnan('a0', vdt)} or {_cmp_extreme('a0', v, vdt, le=smaller)}"
+            return [f"if not ({keep}):", f"    a0 = {v}"]
+        cmp = f"{v} {'<' if smaller else '>'} a0"
+        extra = f"{v} != {v}" if not f.startswith("nan") else "a0 != a0"
+        return [f"a0 = {v} if ({cmp} or {extra}) else a0"]
+    if f in ("any", "all"):
+        t = v if vdt.kind == "b" else f"({v} != 0)"
+        return [f"a0 = a0 {'|' if f == 'any' else '&'} {t}"]
+    if f == "count_nonzero":
+        t = v if vdt.kind == "b" else f"({v} != 0)"
+        return [f"a0 = a0 + np.int64({t})"]
+    if f in ("var", "std"):
+        R = dtype_text(spec.states[2][0])
+        w = cast(v, vdt, acc)
+        # Welford on values shifted by the first one (so deviations stay small)
+        lines = [
+            f"wv = {w}",
+            "if k == 1:",
+            "    a0 = wv",
+            "dv = wv - a0",
+            "ev = dv - a1",
+            f"a1 = {A}(a1 + ev / {R}(k))",
+            "fv = dv - a1",
+        ]
+        if acc.kind == "c":
+            lines.append(f"a2 = {R}(a2 + (ev.real * fv.real + ev.imag * fv.imag))")
+        else:
+            lines.append(f"a2 = {R}(a2 + ev * fv)")
+        return lines
+    # argmin / argmax: the first occurrence wins; a NaN wins and stays
+    better = _less(v, "a0", vdt) if f == "argmin" else _less("a0", v, vdt)
+    if vdt.kind in "fc":
+        better = f"(not {_isnan('a0', vdt)} and ({_isnan(v, vdt)} or {better}))"
+    return [f"if k == 1 or {better}:", f"    a0 = {v}", "    a1 = g"]
+
+
+def emit_reduce(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr) -> Kernel:
+    """The kernel folding the body (``members``, may be empty) of ``root`` into partial states."""
+    _check_members(members)
+    body = root.inputs[0]
+    if members and members[-1].key != body.key:
+        raise ValueError("the last member must be the reduction's input")
+    group_slots = slots(members, input_exprs, root)
+    scope, value, vdt = _body(members, group_slots)
+    spec = reduce_spec(root, vdt)
+    n_in = len(group_slots)
+    n_states = len(spec.states)
+    args = (
+        *(Arg(f"s{i}", dt.name) for i, (dt, _) in enumerate(spec.states)),
+        Arg("meta", "int64"),
+        *_input_args(group_slots),
+    )
+    ops = [
+        "a",
+        *(["k"] if spec.rank else []),
+        *(["g"] if spec.index else []),
+        *map(str, range(n_in)),
+    ]
+    n_status = len(scope.status)
+    functions, fast_step, slow_step = _step(scope, n_in, value, not members)
+    fast_update = slow_update = _update(spec, "v")
+    if len(fast_update) > _INLINE_LIMIT:
+        fn, call = _update_function(spec)
+        functions.append(fn)
+        slow_update = [call]
+    virtual = ["k = pk + i * tk"] if spec.rank else []
+    virtual += ["g = pg + i * tg"] if spec.index else []
+    load = [f"a{s} = s{s}[ia]" for s in range(n_states)]
+    save = [f"s{s}[ia] = a{s}" for s in range(n_states)]
+
+    def loop(fast: bool, registers: bool) -> list[str]:
+        step, update = (fast_step, fast_update) if fast else (slow_step, slow_update)
+        each = [*virtual, *_reads(n_in, fast), *step, *update]
+        views = _views(n_in) if fast else []
+        if not registers and fast:  # the states' row is contiguous too
+            views += [f"u{s} = s{s}[pa:pa + n]" for s in range(n_states)]
+            load_i = [f"a{s} = u{s}[i]" for s in range(n_states)]
+            save_i = [f"u{s}[i] = a{s}" for s in range(n_states)]
+            each = [*load_i, *each, *save_i]
+        elif not registers:
+            each = ["ia = pa + i * ta", *load, *each, *save]
+        return [*views, "for i in range(n):", *_indent(each, 1)]
+
+    row = [
+        *_row_offsets(ops),
+        "if ta == 0:",  # the inner axis is reduced: accumulate in registers
+        *_indent(["ia = pa", *load], 1),
+        "    if fast:",
+        *_indent(loop(True, True), 2),
+        "    else:",
+        *_indent(loop(False, True), 2),
+        *_indent(save, 1),
+        "elif fast and ta == 1:",
+        *_indent(loop(True, False), 1),
+        "else:",
+        *_indent(loop(False, False), 1),
+    ]
+    head, setup = _header(args, ops, n_status)
+    body = [*setup, _fast_flag(n_in), "for r in range(rows):", *_indent(row, 1)]
+    lines = head + _indent([*body, _status_return(n_status)], 1)
+    return Kernel(_module(scope, [*functions, lines]), args, n_in, tuple(scope.status), spec)
+
+
+def _update_function(spec: ReduceSpec) -> tuple[list[str], str]:
+    """``update(a0, ..., v[, k][, g])`` folding one value into the registers; and its call."""
+    regs = ", ".join(f"a{i}" for i in range(len(spec.states)))
+    params = ", ".join([regs, "v", *(["k"] if spec.rank else []), *(["g"] if spec.index else [])])
+    lines = ["@njit(nogil=True)", f"def update({params}):", *_indent(_update(spec, "v"), 1)]
+    lines.append(f"    return {regs}")
+    return lines, f"{regs} = update({params})"

@@ -1,0 +1,303 @@
+"""Callables for fused groups backed by generated Numba kernels.
+
+``map_function(members, input_exprs, options)`` and
+``partial_function(members, input_exprs, root, options)`` return functions
+with the shapes every executor uses (``(out_region, get_region) ->
+block`` and ``(body_region, get_region) -> partial state``). They emit
+and compile the group's kernel (:mod:`emit`, :mod:`compile`) once, and per
+block turn the input regions into flat read-only buffers plus the ``meta``
+table of offsets and element strides (broadcast axes get stride 0, axes
+that are contiguous for every operand are merged, so C-contiguous inputs
+run as one flat loop).
+
+Partial states are exactly those of the NumPy reference ``ReduceKernel``
+(``lazyarr.kernels.reference.reduction``), so its ``combine`` and
+``finalize`` apply unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.kernels.compile import Options, compile_kernel
+from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map, emit_reduce, slots
+from lazyarr.kernels.fused import GetRegion
+from lazyarr.kernels.reference import kernel_for
+
+__all__ = ["map_function", "partial_function"]
+
+MapFn = Callable[[Region, GetRegion], np.ndarray]
+PartialFn = Callable[[Region, GetRegion], Any]
+
+
+_EMITTED: OrderedDict[tuple, Kernel] = OrderedDict()
+_EMITTED_LOCK = threading.Lock()
+_EMITTED_SIZE = 512
+
+
+def _emitted(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr | None) -> Kernel:
+    """The group's kernel source, emitted once per structure (keys only: no data is held)."""
+    key = (
+        tuple(m.key for m in members),
+        tuple(e.key for e in input_exprs),
+        None if root is None else root.key,
+    )
+    with _EMITTED_LOCK:
+        kernel = _EMITTED.get(key)
+        if kernel is not None:
+            _EMITTED.move_to_end(key)
+            return kernel
+    if root is None:
+        kernel = emit_map(members, input_exprs)
+    else:
+        kernel = emit_reduce(members, input_exprs, root)
+    with _EMITTED_LOCK:
+        _EMITTED[key] = kernel
+        while len(_EMITTED) > _EMITTED_SIZE:
+            _EMITTED.popitem(last=False)
+    return kernel
+
+
+def _flat(a: np.ndarray, writeable: bool = False) -> tuple[np.ndarray, int, list[int]]:
+    """A flat buffer over ``a``'s memory, the offset of ``a[0, ...]``, element strides.
+
+    Input buffers are read-only views (one compiled signature for every input).
+    """
+    item = a.itemsize
+    if a.flags.c_contiguous:
+        buf = a.reshape(-1)
+        buf.flags.writeable = writeable
+        return buf, 0, _c_strides(a.shape)
+    if any(s % item for s in a.strides):
+        if writeable:
+            raise ValueError("an output view with strides that are not whole elements")
+        return _flat(np.ascontiguousarray(a))
+    flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)
+    base = a[flip]  # lowest address first
+    offset = sum((n - 1) * (-s // item) for n, s in zip(a.shape, a.strides) if s < 0)
+    extent = 1 + sum((n - 1) * abs(s) // item for n, s in zip(a.shape, a.strides))
+    buf = as_strided(base, shape=(extent,), strides=(item,), writeable=writeable)
+    return buf, offset, [s // item for s in a.strides]
+
+
+def _collapse(shape: Sequence[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Drop length-1 axes and merge neighbours that are contiguous for every operand."""
+    out_shape: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        if out_shape and all(o[-1] == s[d] * n for o, s in zip(out_strides, strides)):
+            out_shape[-1] *= n
+            for o, s in zip(out_strides, strides):
+                o[-1] = s[d]
+            continue
+        out_shape.append(n)
+        for o, s in zip(out_strides, strides):
+            o.append(s[d])
+    if not out_shape:
+        return [1], [[0] for _ in strides]
+    return out_shape, out_strides
+
+
+def _metas(shape: Sequence[int], offsets: list[int], strides: list[list[int]]) -> list[np.ndarray]:
+    """One ``meta`` per 2-D slab of the (collapsed) block: rows, n, (offset, row, inner) per op.
+
+    Blocks that collapse to more than two axes (rare: broadcasting in a
+    middle axis) are run slab by slab over the leading axes.
+    """
+    shp, sts = _collapse(shape, strides)
+    if len(shp) == 1:
+        flat = [v for o, s in zip(offsets, sts) for v in (o, 0, s[0])]
+        return [np.array([1, shp[0], *flat], dtype=np.int64)]
+    metas = []
+    for idx in np.ndindex(*shp[:-2]):
+        flat = []
+        for o, s in zip(offsets, sts):
+            flat += [o + sum(i * st for i, st in zip(idx, s)), s[-2], s[-1]]
+        metas.append(np.array([shp[-2], shp[-1], *flat], dtype=np.int64))
+    return metas
+
+
+def _c_strides(shape: Sequence[int]) -> list[int]:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+def _report(status: int, messages: Sequence[str]) -> None:
+    """Apply NumPy's ``divide`` error handling to the flags a kernel returned."""
+    mode = np.geterr()["divide"]
+    for bit, message in enumerate(messages):
+        if not status >> bit & 1 or mode == "ignore":
+            continue
+        if mode == "raise":
+            raise FloatingPointError(message)
+        if mode == "call":
+            np.geterrcall()("divide by zero", 1)
+        elif mode == "log":
+            np.geterrcall().write(f"Warning: {message}\n")
+        elif mode == "print":
+            print(f"Warning: {message}")
+        else:
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+class _Inputs:
+    """Per block: the external input regions as (buffer, offset, strides aligned to the group)."""
+
+    def __init__(self, group_slots: list[Slot], members: Sequence[Expr], shape: tuple) -> None:
+        self.slots = group_slots
+        self.members = members
+        self.shape = shape
+        self.dtypes = [np.dtype(s.expr.dtype).newbyteorder("=") for s in group_slots]
+
+    def fetch(
+        self, out: Region, get: GetRegion
+    ) -> tuple[list[np.ndarray], list[int], list[list[int]]]:
+        nd = len(self.shape)
+        bufs, offsets, strides = [], [], []
+        regions: dict[int, tuple] = {}
+        for s, want in zip(self.slots, self.dtypes):
+            if s.member < 0:
+                region = tuple(out)
+            else:
+                m = self.members[s.member]
+                if s.member not in regions:
+                    regions[s.member] = m.op.regions(m, out)
+                region = tuple(regions[s.member][s.arg])
+            a = np.asarray(get(s.position, region))
+            if a.dtype != want:
+                a = a.astype(want)
+            buf, off, st = _flat(a)
+            lead = nd - a.ndim
+            aligned = [0] * lead + [
+                0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
+                for j, n in enumerate(s.expr.shape)
+            ]
+            bufs.append(buf)
+            offsets.append(off)
+            strides.append(aligned)
+        return bufs, offsets, strides
+
+
+def map_function(members: Sequence[Expr], input_exprs: Sequence[Expr], options: Options) -> MapFn:
+    """The compiled block function of a fused elementwise group.
+
+    Raises ``Unsupported`` (no emitter) or ``CompileError`` (Numba failed).
+    """
+    kernel = _emitted(members, input_exprs, None)
+    fn = compile_kernel(kernel, options)
+    dtype = np.dtype(kernel.args[0].dtype)
+    inputs = _Inputs(slots(members, input_exprs), members, members[-1].shape)
+    messages = kernel.status
+
+    def run(region: Region, get: GetRegion, out: np.ndarray | None = None) -> np.ndarray:
+        """The block over ``region``; written into ``out`` (a view of the result) if given."""
+        shape = tuple(s.stop - s.start for s in region)
+        result = np.empty(shape, dtype=dtype) if out is None else out
+        if result.size == 0:
+            return result
+        bufs, offsets, strides = inputs.fetch(region, get)
+        obuf, ooff, ostrides = _flat(result, writeable=True)
+        metas = _metas(shape, [ooff, *offsets], [ostrides, *strides])
+        if metas[0][4] != 1 and metas[0][1] > 1 and out is not None:
+            # the loop stores rows contiguously: go through a new block
+            result[...] = run(region, get)
+            return result
+        status = 0
+        for meta in metas:
+            status |= fn(obuf, meta, *bufs)
+        if status:
+            _report(status, messages)
+        return result
+
+    run.writes_into = True  # type: ignore[attr-defined]
+    return run
+
+
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _state(spec: ReduceSpec, arrays: list[np.ndarray], count: int) -> Any:
+    """The reference partial state from the kernel's accumulators."""
+    f = spec.func
+    if f == "mean":
+        return (arrays[0], count)
+    if f == "nanmean":
+        return (arrays[0], arrays[1])
+    if f in ("var", "std"):
+        shift, mean, m2 = arrays
+        with np.errstate(over="ignore", invalid="ignore"):
+            hi, lo = _two_sum(shift, mean)
+        return (count, hi, lo, m2)
+    if f in ("argmin", "argmax"):
+        return (arrays[0], arrays[1])
+    return arrays[0]
+
+
+def partial_function(
+    members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr, options: Options
+) -> PartialFn:
+    """The compiled partial of ``root`` (a Reduce) over its body ``members`` (may be empty)."""
+    kernel = _emitted(members, input_exprs, root)
+    fn = compile_kernel(kernel, options)
+    spec = kernel.reduce
+    assert spec is not None
+    op = root.op
+    body = root.inputs[0]
+    axes = op.axes
+    in_shape = body.shape
+    reference = kernel_for(op)
+    inputs = _Inputs(slots(members, input_exprs, root), members, body.shape)
+    messages = kernel.status
+    flat = op.flat
+    global_strides = _c_strides(in_shape)
+
+    def run(region: Region, get: GetRegion) -> Any:
+        shape = tuple(s.stop - s.start for s in region)
+        if math.prod(shape) == 0:
+            empty = np.empty(shape, dtype=spec.value)
+            return reference.partial(op, root, empty, region, in_shape)
+        state_shape = tuple(1 if a in axes else n for a, n in enumerate(shape))
+        arrays = [np.full(state_shape, init, dtype=dt) for dt, init in spec.states]
+        acc = [0 if a in axes else s for a, s in enumerate(_c_strides(state_shape))]
+        offsets, strides = [0], [acc]
+        if spec.rank:
+            sub = _c_strides([shape[a] for a in axes])
+            rank = dict(zip(axes, sub))
+            offsets.append(1)
+            strides.append([rank.get(a, 0) for a in range(len(shape))])
+        if spec.index:
+            if flat:
+                offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
+                strides.append(list(global_strides))
+            else:
+                (ax,) = axes
+                offsets.append(region[ax].start)
+                strides.append([1 if a == ax else 0 for a in range(len(shape))])
+        bufs, in_offsets, in_strides = inputs.fetch(region, get)
+        states = [a.reshape(-1) for a in arrays]
+        status = 0
+        for meta in _metas(shape, offsets + in_offsets, strides + in_strides):
+            status |= fn(*states, meta, *bufs)
+        if status:
+            _report(status, messages)
+        count = math.prod(shape[a] for a in axes)
+        return _state(spec, arrays, count)
+
+    return run
