@@ -86,9 +86,12 @@ def main() -> None:
     report = Report(
         "overhead",
         ["workload", "tool", "median_us", "min_us", "x_numpy"],
-        meta={"versions": versions("lazyarr", "numpy", "dask", "networkx")},
+        meta={
+            "versions": versions("lazyarr", "numpy", "dask", "networkx", "numba"),
+            "executor": la.config.get("executor"),
+        },
     )
-    with dask.config.set(scheduler="sync"), la.config.set(executor="numpy", progress=False):
+    with dask.config.set(scheduler="sync"), la.config.set(progress=False):  # default executor
         for name, f_la, f_da, f_np in tiny_workloads(args.quick):
             base = timeit(f_np, repeat=5, number=number)["median"]
             for tool, fn in (("numpy", f_np), ("lazyarr", f_la), ("dask (sync)", f_da)):
