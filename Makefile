@@ -26,6 +26,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[test,bench]"
 	$(PY) bench/overhead.py
+	$(PY) bench/local.py
+	$(PY) bench/distributed_placement.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,4 +1,4 @@
-"""Per-worker byte and memory counters for ``bench/distributed.py`` (research notes §5).
+"""Per-worker byte and memory counters for ``bench/distributed_placement.py`` (research notes §5).
 
 A ``WorkerPlugin`` of its own (not lazyarr's ``dask_stats`` plugin, which
 the lazyarr executor resets at every compute: a benchmark phase may span

@@ -36,7 +36,7 @@ against NumPy. Medians over the rounds; every round is in the JSON.
 Results: printed table, ``bench/results/distributed.{json,md,png}`` and
 ``distributed-goals.{json,png}``.
 
-    python bench/distributed.py [--quick] [--repeat 3] [--workloads matmul,logreg]
+    python bench/distributed_placement.py [--quick] [--repeat 3] [--workloads matmul,logreg]
 
 (This file shares its name with the ``distributed`` package: the script's
 folder is moved to the end of ``sys.path`` before anything imports it.)
