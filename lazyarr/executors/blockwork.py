@@ -9,14 +9,14 @@ kernels, generated Numba code).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from itertools import product
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
 from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops.reduction import reduce_block_inputs as reduce_inputs
 from lazyarr.kernels.blocks import tree_combine
 from lazyarr.kernels.fused import evaluate, external_regions
 from lazyarr.kernels.reference import ReduceKernel, kernel_for
@@ -49,24 +49,6 @@ class KernelSet(Protocol):
     def partial(self, stage: Stage) -> PartialFn: ...
 
     def reduction(self, stage: Stage) -> ReduceKernel: ...
-
-
-def reduce_inputs(expr: Expr, out_index: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
-    """The input block indices that a reduction's output block combines."""
-    (x,) = expr.inputs
-    axes = expr.op.axes
-    keep = expr.op.keepdims
-    ranges = []
-    k = 0
-    for ax in range(x.ndim):
-        if ax in axes:
-            ranges.append(range(x.numblocks[ax]))
-            if keep:
-                k += 1
-        else:
-            ranges.append(range(out_index[k], out_index[k] + 1))
-            k += 1
-    return product(*ranges)
 
 
 def _body(stage: Stage) -> Expr:

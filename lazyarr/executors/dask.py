@@ -64,7 +64,7 @@ from .dask_tasks import (
     identity,
     part_task,
 )
-from .local import gather
+from .local import gather_owned
 
 __all__ = ["DaskExecutor", "SchedulerUnreachable"]
 
@@ -361,10 +361,7 @@ class DaskExecutor:
         got = self._run(plan, outputs, progress, fetch=True)
         results = []
         for o in outputs:
-            arr = gather(plan.stages[o].expr, got[o])
-            if not arr.flags.owndata or not arr.flags.writeable:
-                arr = arr.copy()
-            results.append(arr)
+            results.append(gather_owned(plan.stages[o].expr, got[o]))
         return results
 
     def persist(

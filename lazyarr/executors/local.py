@@ -21,7 +21,7 @@ from lazyarr.optimize.plan import Plan, Stage
 from .base import NullProgress, Progress, RunStats
 from .blockwork import KernelSet, compute_block, stage_functions
 
-__all__ = ["BlockRunner", "gather"]
+__all__ = ["BlockRunner", "gather", "gather_owned"]
 
 Blocks = dict[tuple[int, ...], np.ndarray]
 
@@ -36,6 +36,17 @@ def gather(expr: Expr, blocks: Blocks) -> np.ndarray:
     for idx, b in blocks.items():
         pieces[idx] = b
     return np.block(pieces.tolist())
+
+
+def gather_owned(expr: Expr, blocks: Blocks) -> np.ndarray:
+    """:func:`gather`, copied when the result is a view or read-only.
+
+    A result never aliases a user's array or a kept block.
+    """
+    arr = gather(expr, blocks)
+    if not arr.flags.owndata or not arr.flags.writeable:
+        arr = arr.copy()
+    return arr
 
 
 class BlockRunner:

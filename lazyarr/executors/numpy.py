@@ -15,7 +15,7 @@ from lazyarr.optimize.plan import Plan
 
 from .base import Progress, RunStats
 from .blockwork import ReferenceKernels
-from .local import BlockRunner, gather
+from .local import BlockRunner, gather_owned
 
 __all__ = ["NumpyExecutor"]
 
@@ -38,10 +38,7 @@ class NumpyExecutor:
         blocks = self.runner.run(plan, outputs, progress)
         results = []
         for o in outputs:
-            arr = gather(plan.stages[o].expr, blocks[o])
-            if not arr.flags.owndata or not arr.flags.writeable:
-                arr = arr.copy()
-            results.append(arr)
+            results.append(gather_owned(plan.stages[o].expr, blocks[o]))
         return results
 
     def persist(

@@ -8,6 +8,8 @@ Each is one :class:`Reduce` node; executors run it as a tree over blocks
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Sequence
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr, ReduceOp
 from lazyarr.graph.ops._common import normalize_axes, normalize_axis
 
-__all__ = ["REDUCTIONS", "Reduce", "reduce"]
+__all__ = ["REDUCTIONS", "Reduce", "reduce", "reduce_block_inputs"]
 
 # name -> NumPy function used to probe the result dtype and for reference.
 REDUCTIONS: dict[str, Any] = {
@@ -124,3 +126,25 @@ def reduce(
         chunks = tuple(c for ax, c in enumerate(x.chunks) if ax not in axes)
     op = Reduce(func=func, axes=axes, keepdims=bool(keepdims), dtype=dtype, ddof=ddof, flat=flat)
     return Expr(op, (x,), shape, out_dtype, chunks)
+
+
+def reduce_block_inputs(expr: Expr, out_index: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """The input block indices that output block ``out_index`` of a reduction combines.
+
+    C order over the reduced axes: executors combine partials in this order
+    and placement plans the combine trees in it, so there is one rule.
+    """
+    (x,) = expr.inputs
+    axes = expr.op.axes
+    keep = expr.op.keepdims
+    ranges = []
+    k = 0
+    for ax in range(x.ndim):
+        if ax in axes:
+            ranges.append(range(x.numblocks[ax]))
+            if keep:
+                k += 1
+        else:
+            ranges.append(range(out_index[k], out_index[k] + 1))
+            k += 1
+    return product(*ranges)

@@ -30,6 +30,7 @@ from itertools import pairwise, product
 from lazyarr.graph.chunks import Chunks, block_slices, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
+from lazyarr.graph.ops.reduction import reduce_block_inputs
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
@@ -105,21 +106,7 @@ def _map_reads(stage: Stage, out: Region) -> list[Read]:
 
 def reduce_parts(stage: Stage, index: Sequence[int]) -> list[tuple[int, ...]]:
     """Body block indices that reduce block ``index`` combines (the executors' order)."""
-    expr = stage.expr
-    body = expr.inputs[0]
-    axes = expr.op.axes
-    keep = expr.op.keepdims
-    ranges = []
-    k = 0
-    for ax in range(body.ndim):
-        if ax in axes:
-            ranges.append(range(body.numblocks[ax]))
-            if keep:
-                k += 1
-        else:
-            ranges.append(range(index[k], index[k] + 1))
-            k += 1
-    return list(product(*ranges))
+    return list(reduce_block_inputs(stage.expr, index))
 
 
 def reduce_part_reads(stage: Stage, body_index: Sequence[int]) -> list[Read]:
