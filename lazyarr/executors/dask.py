@@ -43,6 +43,7 @@ from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.optimize.placement import (
     combine_schedule,
+    contraction_part_reads,
     contraction_parts,
     host_ids,
     reduce_part_reads,
@@ -219,7 +220,7 @@ class _Run:
             ]
         else:
             specs = [
-                (("product", index, regions), list(enumerate(regions)))
+                (("product", index, regions), contraction_part_reads(stage, regions))
                 for regions in contraction_parts(stage, index)
             ]
         if len(specs) != len(part_ws):

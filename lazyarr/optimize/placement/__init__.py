@@ -15,6 +15,7 @@ The passes ``layout`` and ``place`` (``optimize/passes``) drive these.
 
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp, host_ids
 from lazyarr.optimize.placement.deps import (
+    contraction_part_reads,
     contraction_parts,
     reduce_part_reads,
     reduce_parts,
@@ -30,6 +31,7 @@ __all__ = [
     "SimOp",
     "StagePlacement",
     "combine_schedule",
+    "contraction_part_reads",
     "contraction_parts",
     "default_layout",
     "host_ids",

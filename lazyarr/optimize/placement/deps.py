@@ -29,6 +29,7 @@ from itertools import pairwise, product
 
 from lazyarr.graph.chunks import Chunks, block_slices, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.group import external_reads, root_input_regions
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.reduction import reduce_block_inputs
 from lazyarr.optimize.plan import Stage
@@ -38,6 +39,7 @@ __all__ = [
     "block_nbytes",
     "contracted_pairs",
     "contraction",
+    "contraction_part_reads",
     "contraction_parts",
     "n_contraction_parts",
     "partial_nbytes",
@@ -66,10 +68,6 @@ def region_blocks(chunks: Chunks, region: Region) -> list[tuple[int, ...]]:
     return list(product(*ranges))
 
 
-def _positions(input_exprs: Sequence[Expr]) -> dict[str, int]:
-    return {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
-
-
 def _region_key(read: Read) -> tuple:
     """A hashable form of a read (slices are unhashable before Python 3.12)."""
     pos, region = read
@@ -86,15 +84,8 @@ def _unique(reads: Iterable[Read]) -> list[Read]:
 def _member_reads(
     members: Sequence[Expr], input_exprs: Sequence[Expr], region: Region
 ) -> list[Read]:
-    """External reads of a fused group evaluated over ``region`` (as ``kernels/fused.py``)."""
-    inside = {m.key for m in members}
-    pos = _positions(input_exprs)
-    return _unique(
-        (pos[inp.key], tuple(r))
-        for m in members
-        for inp, r in zip(m.inputs, m.op.regions(m, region))
-        if inp.key not in inside
-    )
+    """External reads of a fused group computed over ``region`` of its root."""
+    return external_reads(members, input_exprs, root_input_regions(members, region))
 
 
 def _map_reads(stage: Stage, out: Region) -> list[Read]:
@@ -240,6 +231,18 @@ def contraction_parts(stage: Stage, index: Sequence[int]) -> list[tuple[Region, 
 # ----------------------------------------------------------------- partial sizes
 
 _STATE_FACTOR = {"var": 3, "std": 3}
+
+
+def contraction_part_reads(stage: Stage, regions: Sequence[Region]) -> list[Read]:
+    """What one partial product reads, given the regions of the contraction's own inputs.
+
+    ``regions`` is one entry of :func:`contraction_parts`. A stage whose
+    operands were folded into it (a transpose, a scaled operand) reads
+    their inputs instead.
+    """
+    if stage.fused:
+        return external_reads(stage.members, stage.input_exprs, regions)
+    return [(i, tuple(r)) for i, r in enumerate(regions)]
 
 
 def partial_nbytes(stage: Stage, body_index: Sequence[int]) -> int:

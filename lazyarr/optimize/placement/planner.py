@@ -38,6 +38,7 @@ import numpy as np
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
 from lazyarr.optimize.placement.deps import (
     block_nbytes,
+    contraction_part_reads,
     contraction_parts,
     n_contraction_parts,
     partial_nbytes,
@@ -322,7 +323,9 @@ class Planner:
         for idx in self._blocks(stage):
             size = block_nbytes(stage.expr, idx)
             regions = contraction_parts(stage, idx)
-            parts_of.append([(self._keys(stage, list(enumerate(r))), size) for r in regions])
+            parts_of.append(
+                [(self._keys(stage, contraction_part_reads(stage, r)), size) for r in regions]
+            )
         tree_way = self._tree(stage, parts_of, reduce=False)
         a, b = owner_sim.objective(), base.objective()
         if fits and a <= b:
