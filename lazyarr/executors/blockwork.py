@@ -18,8 +18,9 @@ from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.reduction import reduce_block_inputs as reduce_inputs
 from lazyarr.kernels.blocks import tree_combine
-from lazyarr.kernels.fused import evaluate, external_regions
+from lazyarr.kernels.fused import evaluate, external_regions, root_operands
 from lazyarr.kernels.reference import ReduceKernel, kernel_for
+from lazyarr.optimize.placement.deps import contraction, n_contraction_parts, region_parts
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
@@ -126,6 +127,8 @@ class ReferenceKernels:
 
     def map(self, stage: Stage) -> MapFn:
         expr = stage.expr
+        if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
+            return _contraction_by_parts(stage)
         if stage.fused:
             members, inputs = stage.members, stage.input_exprs
             return lambda out, get: evaluate(members, inputs, out, get)
@@ -153,3 +156,30 @@ class ReferenceKernels:
 
     def reduction(self, stage: Stage) -> ReduceKernel:
         return kernel_for(stage.expr.op)
+
+
+def _contraction_by_parts(stage: Stage) -> MapFn:
+    """A contraction block as the sum of its partial products, one contracted range at a time.
+
+    Each part reads (and, for operands folded into the stage, computes)
+    only its own range, so no operand panel is assembled or stored whole.
+    """
+    expr = stage.expr
+    fn = kernel_for(expr.op)
+    members, inputs = stage.members, stage.input_exprs
+
+    def run(out: Region, get: GetRegion) -> np.ndarray:
+        acc: np.ndarray | None = None
+        for regions in region_parts(expr, out) or [expr.op.regions(expr, out)]:
+            if stage.fused:
+                arrays = root_operands(members, inputs, regions, get)
+            else:
+                arrays = [get(i, tuple(r)) for i, r in enumerate(regions)]
+            part = fn(expr.op, expr, out, *arrays)
+            if acc is None:
+                acc = part if part.flags.owndata and part.flags.writeable else part.copy()
+            else:
+                np.add(acc, part, out=acc)
+        return acc
+
+    return run

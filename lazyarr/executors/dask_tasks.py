@@ -25,6 +25,7 @@ from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.kernels.blocks import assemble
+from lazyarr.kernels.fused import root_operands
 from lazyarr.kernels.reference import kernel_for
 from lazyarr.optimize.plan import Stage
 
@@ -176,7 +177,10 @@ def part_task(
             out = partial(block_slices(expr.inputs[0].chunks, part[1]), get_region)
         else:
             _, index, regions = part
-            arrays = [get_region(i, r) for i, r in enumerate(regions)]
+            if stage.fused:  # operands folded into the contraction are computed here
+                arrays = root_operands(stage.members, stage.input_exprs, regions, get_region)
+            else:
+                arrays = [get_region(i, r) for i, r in enumerate(regions)]
             out = kernel_for(expr.op)(expr.op, expr, block_slices(expr.chunks, index), *arrays)
     dask_stats.record_task(stage.name, start, time.time())
     return out

@@ -9,14 +9,20 @@ Data in, numbers out: nothing here looks at executors.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.expr import Expr
+from lazyarr.graph.group import member_regions, root_input_regions
 from lazyarr.graph.ops import Elementwise
+from lazyarr.graph.ops.indexing import GetItem
+from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
 
 __all__ = [
     "BYTE_NS",
     "elementwise_ns",
     "expr_flops",
+    "read_amplification",
     "recompute_or_store",
     "stage_io_bytes",
 ]
@@ -99,19 +105,61 @@ def expr_flops(e: Expr) -> float:
     return float(sum(i.size for i in e.inputs))
 
 
-def recompute_or_store(e: Expr, copies: int) -> tuple[bool, float]:
-    """Whether computing ``e`` inside each of ``copies`` consumers beats storing it once.
+def _op_ns(e: Expr) -> float | None:
+    """Nanoseconds per element to recompute ``e`` (None: never recompute it)."""
+    if isinstance(e.op, Elementwise):
+        return elementwise_ns(e.op.func)
+    if isinstance(e.op, (Transpose, BroadcastTo, GetItem)):
+        return 0.0  # a view of its input: nothing to compute
+    return None
+
+
+def recompute_or_store(e: Expr, copies: float) -> tuple[bool, float]:
+    """Whether computing ``e`` ``copies`` times (in its readers) beats storing it once.
 
     Returns (recompute, ratio) where ratio = recompute cost / store cost.
-    Storing writes the array once and reads it once per consumer;
-    recomputing repeats the op ``copies - 1`` extra times.
+    Storing writes the array once and reads it once per copy; recomputing
+    repeats the op ``copies - 1`` extra times. Only elementwise ops and
+    views are ever recomputed.
     """
-    if not isinstance(e.op, Elementwise) or copies <= 1:
+    ns = _op_ns(e)
+    if ns is None or copies <= 1:
         return copies <= 1, 0.0
-    extra = (copies - 1) * elementwise_ns(e.op.func)
+    if math.isinf(copies):
+        return False, math.inf
+    extra = (copies - 1) * ns
     store = e.dtype.itemsize * (1 + copies) * BYTE_NS
     ratio = extra / store if store else math.inf
     return ratio < 1.0, ratio
+
+
+MAX_COSTED_BLOCKS = 4096
+"""Above this many root blocks, :func:`read_amplification` does not count (returns inf)."""
+
+
+def read_amplification(members: Sequence[Expr], key: str) -> float:
+    """How many times a group computes each element of member ``key`` over all root blocks.
+
+    ``members``: the group in dependency order, root last. A contraction
+    reads a row panel of its left operand once per column block of its
+    output, so an operand folded into it is computed that many times.
+    """
+    root = members[-1]
+    target = next(m for m in members if m.key == key)
+    nblocks = math.prod(len(c) for c in root.chunks)
+    if target.size == 0 or nblocks == 0:
+        return 1.0
+    if nblocks > MAX_COSTED_BLOCKS:
+        return math.inf
+    total = 0
+    for index in block_index_iter(tuple(len(c) for c in root.chunks)):
+        need = member_regions(
+            members, root_input_regions(members, block_slices(root.chunks, index))
+        )
+        region = need.get(key)
+        if region is not None:
+            total += math.prod(max(0, r.stop - r.start) for r in region)
+    return total / target.size
 
 
 def stage_io_bytes(members: tuple[Expr, ...], input_exprs: tuple[Expr, ...]) -> tuple[int, int]:

@@ -1,37 +1,75 @@
 """The fusion algebra: which producer may join which consumer's stage.
 
 Plain functions on expressions, tested without plans; the ``fuse`` pass
-only walks the plan and rewires. Rules:
+only walks the plan and rewires. Two kinds of group:
 
-* only elementwise ops join a group (vertical fusion);
-* a producer joins its reader only when both have the same shape and
-  chunks (the group runs over one block grid; external inputs may still
-  broadcast, they are read through regions);
-* a reduction can close a group: its input (the body) and the body's
-  producers fuse into it, so a chain plus a trailing reduction is one pass;
-* reductions, matmuls, sorts, rechunks, indexing and sources never join.
+* **elementwise groups** (vertical fusion): elementwise ops over one block
+  grid, so a producer joins only a reader with its shape and chunks
+  (external inputs may still broadcast, they are read through regions);
+  a reduction can close the group, so a chain plus a trailing reduction is
+  one pass. These become one generated loop.
+* **operand groups**: a contraction (``matmul``, ``tensordot``, ``einsum``)
+  computes its operands itself when they are cheap views or elementwise
+  expressions of other arrays (``X.T``, ``X * d[:, None]``, ``p - y``):
+  each block or partial product computes just the operand regions it
+  reads, so the operand is never stored whole. Any shape and chunks: the
+  regions rule (``graph.group``) says what each member must cover.
+
+Reductions, sorts, rechunks, array indexing and sources never join.
 """
 
 from __future__ import annotations
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.ops.indexing import GetItem
+from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
+from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
 
-__all__ = ["can_join", "is_group_op", "may_root"]
+__all__ = ["can_join", "is_contraction", "is_group_op", "is_operand_op", "may_root"]
+
+_CONTRACTIONS = (Matmul, Tensordot, Einsum)
 
 
 def is_group_op(e: Expr) -> bool:
-    """An op that can be a non-root member of a fused group."""
+    """An op that can be a non-root member of an elementwise group."""
     return isinstance(e.op, Elementwise)
 
 
+def is_contraction(e: Expr) -> bool:
+    """A contraction: the root of an operand group."""
+    return isinstance(e.op, _CONTRACTIONS)
+
+
+def is_operand_op(e: Expr) -> bool:
+    """An op a contraction may compute for itself: elementwise, or a view of one input.
+
+    Views are transposes, broadcasts and basic indexing (slices, integers,
+    new axes); indexing with arrays gathers, so it stays a stage.
+    """
+    op = e.op
+    if isinstance(op, (Elementwise, Transpose, BroadcastTo)):
+        return True
+    if isinstance(op, GetItem):
+        return all(x is None or isinstance(x, (int, slice)) for x in op.entries)
+    return False
+
+
 def may_root(e: Expr) -> bool:
-    """An op that can close a fused group (elementwise or a reduction)."""
-    return isinstance(e.op, (Elementwise, Reduce))
+    """An op that can close a fused group (elementwise, a reduction or a contraction)."""
+    return isinstance(e.op, (Elementwise, Reduce)) or is_contraction(e)
 
 
-def can_join(producer: Expr, reader: Expr) -> tuple[bool, str]:
-    """Whether ``producer`` can be computed inside ``reader``'s stage, and why not."""
+def can_join(producer: Expr, reader: Expr, operand_group: bool = False) -> tuple[bool, str]:
+    """Whether ``producer`` can be computed inside ``reader``'s stage, and why not.
+
+    ``operand_group``: the reader belongs to a group closed by a contraction
+    (the reader is the contraction or one of its operand members).
+    """
+    if operand_group:
+        if is_operand_op(producer):
+            return True, ""
+        return False, f"{producer.op.label()} is neither elementwise nor a view"
     if not is_group_op(producer):
         return False, f"{producer.op.label()} is not elementwise"
     if isinstance(reader.op, Reduce):

@@ -115,6 +115,22 @@ def test_zero_d_and_empty(executor):
         np.testing.assert_array_equal(got, want)
 
 
+def test_contraction_with_folded_operands(executor):
+    # every pass on (on a cluster: layout and placement too, so tree parts
+    # compute the folded operands on their workers)
+    rng = np.random.default_rng(3)
+    xd, dd = rng.standard_normal((40, 6)), rng.random(40)
+    x = la.asarray(xd, chunks=(10, 6))
+    d = la.asarray(dd, chunks=10)
+    h = x.T @ (x * (d * (1 - d))[:, None])
+    g = x.T @ (d - 0.5)
+    got_h, got_g = api.compute_exprs([h._expr, g._expr], executor=executor.name, progress=False)
+    np.testing.assert_allclose(got_h, xd.T @ (xd * (dd * (1 - dd))[:, None]), rtol=1e-12)
+    np.testing.assert_allclose(got_g, xd.T @ (dd - 0.5), rtol=1e-12)
+    plan = api.last_run().plan
+    assert any("transpose" in [m.op.label() for m in s.members] for s in plan.stages.values())
+
+
 def test_unknown_executor_names_a_suggestion():
     with pytest.raises(ValueError, match="did you mean 'numpy'"):
         registry.get("numpi")

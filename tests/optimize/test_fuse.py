@@ -136,12 +136,20 @@ def test_different_chunks_are_a_boundary():
 
 
 def test_nonfusible_ops_are_boundaries():
+    #   array ------------.
+    #     |               |
+    #   sort            [multiply+matmul]   sort gathers: it stays a stage,
+    #     '-------------->'    |            and so does the reduction after
+    #                        sum            the contraction
     x = lazy()
-    y = ((x * 2) @ (x.T + 1)).sum()
+    y = ((x * 2) @ la.sort(x, axis=0).T).sum()
     p = plan_of(y)
-    labels = ["+".join(m.op.label() for m in s.members) for s in p.stages.values()]
-    assert "matmul" in labels
-    assert_eq(y, ((DATA * 2) @ (DATA.T + 1)).sum())
+    want = expected(
+        {"a": "array", "s": "sort", "t": "multiply+transpose+matmul", "r": "sum"},
+        [("a", "s"), ("a", "t"), ("s", "t"), ("t", "r")],
+    )
+    assert same(p, want), shape_of(p).nodes(data=True)
+    assert_eq(y, ((DATA * 2) @ np.sort(DATA, axis=0).T).sum())
 
 
 def test_reasons_are_recorded_for_every_stage():

@@ -1,71 +1,91 @@
-"""Vertical fusion: chains of elementwise ops (and a trailing reduction) become one stage.
+"""Fusion: elementwise chains (and a trailing reduction) become one stage; contractions
+compute their cheap operands themselves.
 
-Walks the stages from the outputs back. Each elementwise stage either joins
-the stage(s) of its readers or stays materialized, with the reason recorded
-in ``plan.notes["fuse"]``. A stage read by several groups joins all of them
-(it is recomputed in each) only when the cost model says recomputing is
-cheaper than storing it; outputs are always materialized. The rules of who
-may join whom live in ``optimize.fusion``.
+Walks the stages from the outputs back. Each fusible stage either joins
+the group(s) of its readers or stays materialized, with the reason recorded
+in ``plan.notes["fuse"]``. A stage that several groups read, or that a
+contraction reads more than once (an operand row panel used by every
+column block), is recomputed only when the cost model says recomputing
+beats storing it; outputs are always materialized. The rules of who may
+join whom live in ``optimize.fusion``.
 """
 
 from __future__ import annotations
 
-from lazyarr.optimize.cost import recompute_or_store
-from lazyarr.optimize.fusion import can_join, may_root
+from lazyarr.optimize.cost import read_amplification, recompute_or_store
+from lazyarr.optimize.fusion import can_join, is_contraction, is_operand_op, may_root
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = ["run"]
 
 
+def _refusal(plan: Plan, name: str, groups: dict[str, set[str]]) -> str | None:
+    """Why stage ``name`` cannot join its readers' groups (None: it can)."""
+    s = plan.stages[name]
+    for r in plan.readers[name]:
+        reader = plan.stages[r]
+        roots = groups[r]
+        operand = all(is_contraction(plan.stages[g].expr) for g in roots)
+        own_stage = roots == {r}
+        if reader.fused or (own_stage and not may_root(reader.expr)):
+            return f"not fused: its reader {reader.expr.op.label()} is not fusible"
+        if not own_stage and operand and not is_operand_op(reader.expr):
+            return f"not fused: its reader {reader.expr.op.label()} is not fusible"
+        ok, reason = can_join(s.expr, reader.expr, operand_group=operand)
+        if not ok:
+            return f"not fused: {reason}"
+    return None
+
+
 def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
     """For each stage, the group roots it is computed in; and a reason per stage."""
-    readers = plan.readers
     groups: dict[str, set[str]] = {}
+    later: dict[str, list[str]] = {}  # root -> members decided so far, reverse order
     why: dict[str, str] = {}
     outputs = set(plan.outputs)
     for name in reversed(list(plan.stages)):
         s = plan.stages[name]
-        rs = readers[name]
         if s.fused:
-            groups[name] = {name}
-            why[name] = "already fused"
+            groups[name], why[name] = {name}, "already fused"
+            later[name] = [name]
             continue
-        if name in outputs or not rs:
-            groups[name] = {name}
-            why[name] = "not fused: a requested output is stored"
+        if name in outputs or not plan.readers[name]:
+            groups[name], why[name] = {name}, "not fused: a requested output is stored"
+            later[name] = [name]
             continue
-        refusals = []
-        for r in rs:
-            reader = plan.stages[r]
-            if reader.fused or not may_root(reader.expr):
-                refusals.append(f"its reader {reader.expr.op.label()} is not fusible")
-                continue
-            ok, reason = can_join(s.expr, reader.expr)
-            if not ok:
-                refusals.append(f"not fused: {reason}")
-        if refusals:
-            groups[name] = {name}
-            why[name] = (
-                refusals[0]
-                if refusals[0].startswith("not fused")
-                else (f"not fused: {refusals[0]}")
-            )
+        refusal = _refusal(plan, name, groups)
+        if refusal is not None:
+            groups[name], why[name] = {name}, refusal
+            later[name] = [name]
             continue
-        target = set().union(*(groups[r] for r in rs))
-        if len(target) == 1:
+        target = set().union(*(groups[r] for r in plan.readers[name]))
+        copies = 0.0
+        for root in sorted(target):
+            if is_contraction(plan.stages[root].expr):
+                members = [s.expr] + [plan.stages[m].expr for m in reversed(later[root])]
+                copies += read_amplification(members, s.expr.key)
+            else:
+                copies += 1
+        if copies <= 1:
             groups[name] = target
             why[name] = f"fused into {next(iter(target))}"
-            continue
-        recompute, ratio = recompute_or_store(s.expr, len(target))
-        if recompute:
-            groups[name] = target
-            why[name] = f"fused into {len(target)} stages: recomputing costs {ratio:.2f}x storing"
         else:
-            groups[name] = {name}
-            why[name] = (
-                f"not fused: {len(target)} consumers, recompute costs {ratio:.1f}x more "
-                "than storing"
-            )
+            recompute, ratio = recompute_or_store(s.expr, copies)
+            if len(target) > 1:
+                into, times = f"{len(target)} stages", f"{len(target)} consumers"
+            else:
+                into = next(iter(target))
+                times = f"computed {copies:g}x in {into}"
+            if recompute:
+                groups[name] = target
+                why[name] = f"fused into {into}: recomputing costs {ratio:.2f}x storing"
+            else:
+                groups[name] = {name}
+                later[name] = [name]
+                why[name] = f"not fused: {times}, recompute costs {ratio:.1f}x more than storing"
+                continue
+        for root in groups[name]:
+            later[root].append(name)
     return groups, why
 
 

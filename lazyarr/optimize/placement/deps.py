@@ -45,6 +45,7 @@ __all__ = [
     "partial_nbytes",
     "reads_blocks",
     "reduce_part_reads",
+    "region_parts",
     "reduce_parts",
     "region_blocks",
     "stage_reads",
@@ -212,9 +213,13 @@ def contraction_parts(stage: Stage, index: Sequence[int]) -> list[tuple[Region, 
     product over that contracted range; the block is the sum of all parts.
     Parts are in C order over the contracted labels' ranges.
     """
-    expr = stage.expr
+    return region_parts(stage.expr, block_slices(stage.expr.chunks, index))
+
+
+def region_parts(expr: Expr, out: Region) -> list[tuple[Region, ...]]:
+    """:func:`contraction_parts` for the output region ``out`` of contraction ``expr``."""
     c = contraction(expr)
-    base = [list(r) for r in expr.op.regions(expr, block_slices(expr.chunks, index))]
+    base = [list(r) for r in expr.op.regions(expr, out)]
     if c is None:
         return [tuple(tuple(r) for r in base)]
     spans = c.intervals(expr.inputs)

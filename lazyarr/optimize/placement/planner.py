@@ -161,7 +161,7 @@ class Planner:
                 out[s.name] = self._sources(s)
         for s in stages:
             if s.kind == "map":
-                if n_contraction_parts(s.expr) > 1 and not s.fused:
+                if n_contraction_parts(s.expr) > 1:
                     out[s.name] = self._contraction(s)
                 else:
                     out[s.name] = self._map(s, owner_only=False)
