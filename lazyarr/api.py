@@ -56,6 +56,47 @@ def last_run() -> LastRun | None:
     return LastRun(_LAST_RUN["plan"], _LAST_RUN["executor"], _LAST_RUN["stats"])
 
 
+def _record_of(plan: Plan) -> Plan:
+    """``plan`` as ``last_run`` keeps it: persisted stores emptied, keys unchanged.
+
+    The record is for looking at (explain, visualize); holding the blocks
+    would keep persisted data (futures on a cluster) alive after the user
+    dropped the arrays.
+    """
+    if not any(isinstance(s.expr.op, FromBlocks) for s in plan.stages.values()):
+        return plan
+    memo: dict[int, Expr] = {}
+
+    def light(root: Expr) -> Expr:
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:  # iterative post-order: long chains stay within the recursion limit
+            e, ready = stack.pop()
+            if id(e) in memo:
+                continue
+            op = e.op
+            if isinstance(op, FromBlocks):
+                empty = BlockStore({}, op.store.executor, op.store.token)
+                memo[id(e)] = Expr(FromBlocks(store=empty), (), e.shape, e.dtype, e.chunks)
+            elif not ready:
+                stack.append((e, True))
+                stack.extend((i, False) for i in e.inputs if id(i) not in memo)
+            else:
+                inputs = tuple(memo[id(i)] for i in e.inputs)
+                same = all(a is b for a, b in zip(inputs, e.inputs))
+                memo[id(e)] = e if same else Expr(op, inputs, e.shape, e.dtype, e.chunks)
+        return memo[id(root)]
+
+    stages = {
+        n: s.replace(
+            expr=light(s.expr),
+            members=tuple(light(m) for m in s.members),
+            input_exprs=tuple(light(e) for e in s.input_exprs),
+        )
+        for n, s in plan.stages.items()
+    }
+    return plan.with_stages(stages)
+
+
 def resolve_executor(name: str | None) -> Any:
     """The executor object for a keyword value, else the configured default."""
     return registry.get(config.resolve("executor", name))
@@ -167,7 +208,7 @@ def compute_exprs(
     """NumPy results of ``exprs``, computed together in one plan."""
     ex, plan = _prepare(exprs, executor, optimize, passes)
     bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-    _LAST_RUN.update(plan=plan, executor=ex.name, stats=None)
+    _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
     results = ex.execute(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return results
@@ -183,7 +224,7 @@ def persist_exprs(
     """Expressions whose blocks are kept where the executor computed them."""
     ex, plan = _prepare(exprs, executor, optimize, passes)
     bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-    _LAST_RUN.update(plan=plan, executor=ex.name, stats=None)
+    _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
     stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return [

@@ -71,3 +71,18 @@ def test_repr_and_html_repr_describe_without_computing():
         html = y._repr_html_()
     assert "shape=(10,)" in text and "blocks=1" in text and "ops=3" in text
     assert "<table" in html and "80 B" in html and "(10,)" in html
+
+
+def test_last_run_keeps_no_persisted_blocks():
+    x = (la.asarray(np.arange(12.0), chunks=4) * 2).persist(executor="numpy")
+    store = x._expr.op.store
+    assert len(store.blocks) == 3
+    y = x + 1
+    np.testing.assert_array_equal(y.compute(executor="numpy"), np.arange(12.0) * 2 + 1)
+    plan = la.last_run().plan
+    kept = [s.expr.op.store for s in plan.stages.values() if s.expr.op.name == "persisted"]
+    assert kept and all(not st.blocks for st in kept)
+    assert kept[0].token == store.token
+    readers = [e for s in plan.stages.values() for e in s.input_exprs]
+    assert all(not e.op.store.blocks for e in readers if e.op.name == "persisted")
+    assert api.make_plan([y._expr], "numpy").outputs == plan.outputs  # keys unchanged
