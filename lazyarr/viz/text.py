@@ -123,6 +123,10 @@ def _stage(
     for i, (node, why) in enumerate(whys):
         label = "why fuse" if i == 0 else ""
         lines.append(f"{INDENT}{label:<10}{node}: {why}")
+    for group in plan.notes.get("siblings") or ():
+        if f.name in group:
+            others = ", ".join(n for n in group if n != f.name)
+            lines.append(f"{INDENT}siblings  one pass over shared inputs with {others}")
     if f.name in place:
         lines.append(f"{INDENT}why place {place[f.name]}")
     return lines

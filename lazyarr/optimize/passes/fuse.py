@@ -15,6 +15,7 @@ from __future__ import annotations
 from lazyarr.optimize.cost import read_amplification, recompute_or_store
 from lazyarr.optimize.fusion import can_join, is_contraction, is_operand_op, may_root
 from lazyarr.optimize.plan import Plan, Stage
+from lazyarr.optimize.siblings import sibling_groups
 
 __all__ = ["run"]
 
@@ -122,4 +123,5 @@ def run(plan: Plan, ctx: object) -> Plan:
         why[name] = f"root of a fused stage of {len(group)} ops"
     out = plan.with_stages(stages)
     out.notes["fuse"] = why
+    out.notes["siblings"] = sibling_groups(out)
     return out
