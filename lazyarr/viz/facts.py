@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.optimize.cost import expr_flops
+from lazyarr.optimize.placement.deps import contraction, n_contraction_parts, region_parts
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -143,58 +145,44 @@ def _region_size(region: Region) -> int:
     return math.prod(max(r.stop - r.start, 0) for r in region)
 
 
-def _union(a: Region | None, b: Region) -> Region:
-    if a is None:
-        return b
-    return tuple(
-        slice(min(x.start, y.start), max(x.stop, y.stop)) for x, y in zip(a, b, strict=True)
-    )
-
-
-def _external_reads(members: tuple[Expr, ...], region: Region) -> dict[str, tuple[Expr, Region]]:
-    """Bounding box read from each input outside ``members`` for ``region`` of the last member."""
-    inside = {m.key: m for m in members}
-    need: dict[str, Region] = {members[-1].key: region}
-    reads: dict[str, tuple[Expr, Region]] = {}
-    for m in reversed(members):
-        r = need.get(m.key)
-        if r is None or m.op.kind != "map":
-            continue
-        for inp, ir in zip(m.inputs, m.op.regions(m, r)):
-            ir = tuple(ir)
-            if inp.key in inside:
-                need[inp.key] = _union(need.get(inp.key), ir)
-            else:
-                old = reads.get(inp.key)
-                reads[inp.key] = (inp, _union(old[1] if old else None, ir))
-    return reads
+def _group_bytes(stage: Stage, members: tuple[Expr, ...], root_inputs: tuple) -> int:
+    """Bytes held computing ``members``' root once: the input regions it reads and one
+    temporary per non-root member (the NumPy reference keeps them; generated kernels
+    keep fewer)."""
+    need = member_regions(members, root_inputs)
+    temps = sum(_region_size(need[m.key]) * m.dtype.itemsize for m in members[:-1])
+    reads = external_reads(members, stage.input_exprs, root_inputs, need)
+    held = sum(_region_size(r) * stage.input_exprs[pos].dtype.itemsize for pos, r in reads)
+    return temps + held
 
 
 def _peak_bytes(stage: Stage) -> int:
     """Inputs read, temporaries and output of the largest block, in bytes.
 
-    A map block holds the input regions it reads, one temporary per fused
-    op (the NumPy reference keeps them; generated kernels keep fewer) and its
-    output. A reduce block also holds one partial result per reduced block.
+    A map block holds the input regions it reads, its fused temporaries and
+    its output; a contraction computed part by part holds one part's worth
+    plus the sum. A reduce block also holds one partial result per reduced
+    block.
     """
     expr = stage.expr
     _, out = _largest_block(expr)
     out_bytes = _region_size(out) * expr.dtype.itemsize
     if stage.kind == "source":
         return out_bytes
+    members = stage.members
     if stage.kind == "map":
-        reads = _external_reads(stage.members, out)
-        temps = sum(_region_size(out) * m.dtype.itemsize for m in stage.members[:-1])
-        held = sum(_region_size(r) * e.dtype.itemsize for e, r in reads.values())
-        return out_bytes + temps + held
+        if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
+            parts = region_parts(expr, out)
+            worst = max((_group_bytes(stage, members, p) for p in parts), default=0)
+            return 2 * out_bytes + worst  # the running sum and one partial product
+        return out_bytes + _group_bytes(stage, members, root_input_regions(members, out))
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
     _, body_region = _largest_block(body)
-    body_members = stage.members[:-1]
+    body_members = members[:-1]
     if body_members:
-        reads = _external_reads(body_members, body_region)
-        held = sum(_region_size(r) * e.dtype.itemsize for e, r in reads.values())
-        held += sum(_region_size(body_region) * m.dtype.itemsize for m in body_members)
+        held = _group_bytes(stage, body_members, root_input_regions(body_members, body_region))
+        held += _region_size(body_region) * body.dtype.itemsize
     else:
         held = _region_size(body_region) * body.dtype.itemsize
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
