@@ -19,6 +19,7 @@ from lazyarr.executors import registry
 from lazyarr.graph import build
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
+from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
 from lazyarr.progress import make_progress
@@ -67,24 +68,15 @@ def _record_of(plan: Plan) -> Plan:
         return plan
     memo: dict[int, Expr] = {}
 
-    def light(root: Expr) -> Expr:
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:  # iterative post-order: long chains stay within the recursion limit
-            e, ready = stack.pop()
-            if id(e) in memo:
-                continue
-            op = e.op
-            if isinstance(op, FromBlocks):
-                empty = BlockStore({}, op.store.executor, op.store.token)
-                memo[id(e)] = Expr(FromBlocks(store=empty), (), e.shape, e.dtype, e.chunks)
-            elif not ready:
-                stack.append((e, True))
-                stack.extend((i, False) for i in e.inputs if id(i) not in memo)
-            else:
-                inputs = tuple(memo[id(i)] for i in e.inputs)
-                same = all(a is b for a, b in zip(inputs, e.inputs))
-                memo[id(e)] = e if same else Expr(op, inputs, e.shape, e.dtype, e.chunks)
-        return memo[id(root)]
+    def empty(e: Expr) -> Expr | None:
+        op = e.op
+        if not isinstance(op, FromBlocks):
+            return None
+        store = BlockStore({}, op.store.executor, op.store.token)
+        return Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
+
+    def light(e: Expr) -> Expr:
+        return swap_leaves([e], empty, memo)[0]
 
     stages = {
         n: s.replace(

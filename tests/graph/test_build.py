@@ -64,3 +64,18 @@ def test_checker_catches_miswired_graph():
     g.edges[src, dst]["positions"] = [1]
     with pytest.raises(InvariantError):
         check_graph(g)
+
+
+def test_swap_leaves_rebuilds_only_what_reads_a_swapped_leaf():
+    from lazyarr.graph.ops import elementwise, from_array
+    from lazyarr.graph.rewrite import swap_leaves
+
+    a = from_array(np.arange(4.0), ((2, 2),))
+    b = from_array(np.ones(4), ((2, 2),))
+    s = elementwise("add", a, b)
+    t = elementwise("exp", b)
+    c = from_array(np.zeros(4), ((2, 2),))
+    new_s, new_t = swap_leaves([s, t], lambda e: c if e is a else None)
+    assert new_t is t  # reads nothing swapped
+    assert new_s is not s and new_s.inputs[0] is c and new_s.inputs[1] is b
+    assert new_s.key != s.key
