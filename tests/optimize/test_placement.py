@@ -193,6 +193,28 @@ def test_alignment_passes_through_elementwise_stages():
             assert ts.worker[0, x, y] == src.worker[y, x, 0]
 
 
+def test_alignment_traces_operands_folded_into_the_contraction():
+    # w * 2.0 and its transpose are computed inside the tensordot stage;
+    # the layout still follows them back to w and aligns its summed axes
+    rng = np.random.default_rng(1)
+    t = la.asarray(rng.random((8, 16, 16)), chunks=(8, 8, 8))
+    w = la.asarray(rng.random((16, 16, 4)), chunks=(8, 8, 4))
+    expr = la.tensordot(t, la.permute_dims(w * 2.0, (1, 0, 2)), axes=((1, 2), (0, 1)))
+    fused = optimize(Plan.from_graph(build([expr._expr])), ("cse", "simplify", "fuse"), CTX)
+    (td,) = [s for s in fused.stages.values() if s.expr.op.name == "tensordot"]
+    assert [m.op.label() for m in td.members] == ["multiply", "transpose", "tensordot"]
+    plan = layout.run(fused, CTX)
+    src = stage_of(plan, "array-" + w._expr.key[:10])
+    assert "aligned" in plan.notes["layout"]["stages"][src.name]["why"]
+    ts = stage_of(plan, "array-" + t._expr.key[:10])
+    for x in range(2):
+        for y in range(2):
+            assert ts.worker[0, x, y] == src.worker[y, x, 0]
+    placed_plan = place.run(plan, CTX)
+    td = next(s for s in placed_plan.stages.values() if s.expr.op.name == "tensordot")
+    assert int(td.est_bytes.sum()) == 3 * 8 * 4 * 8  # only partial products move
+
+
 # ----------------------------------------------------------------- closed forms
 
 

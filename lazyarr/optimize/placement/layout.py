@@ -31,9 +31,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.chunks import Chunks, regular_chunks
+from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.elementwise import Elementwise
+from lazyarr.graph.ops.manipulation import Transpose
 from lazyarr.optimize.placement.deps import contracted_pairs
-from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
     "Layout",
@@ -228,12 +230,19 @@ def plan_layouts(
     why = {n: lay.describe() for n, lay in layouts.items()}
     pinned = set(fixed)
     for s in plan.stages.values():
-        if s.kind != "map" or s.fused or len(s.inputs) != 2 or s.inputs[0] == s.inputs[1]:
+        operands = _operand_stages(s)
+        if operands is None:
             continue
-        pairs = contracted_pairs(s.expr)
+        (a, ea, map_a), (b, eb, map_b) = operands
+        if a == b:
+            continue
+        pairs = [
+            (map_a[x], map_b[y])
+            for x, y in contracted_pairs(s.expr)
+            if map_a[x] is not None and map_b[y] is not None
+        ]
         if not pairs:
             continue
-        (a, b), (ea, eb) = s.inputs, s.input_exprs
         big, small, small_expr = a, b, eb
         if eb.nbytes > ea.nbytes:
             big, small, small_expr = b, a, ea
@@ -252,6 +261,47 @@ def plan_layouts(
         _assign(plan, small, Layout(ref.grid, tuple(axes), ref.order), reason, layouts, why, pinned)
         pinned.add(big)
     return layouts, why
+
+
+def _trace(stage: Stage, e: Expr) -> tuple[str, Expr, list[int | None]] | None:
+    """The stage an operand of ``stage``'s root comes from, and its axis for each of ``e``'s.
+
+    Follows members the contraction computes itself through transposes and
+    elementwise ops over the same chunks; anything else ends the trace.
+    """
+    inside = {m.key: m for m in stage.members[:-1]}
+    axes: list[int | None] = list(range(e.ndim))
+    while e.key in inside:
+        op = e.op
+        if isinstance(op, Transpose):
+            axes = [None if a is None else op.axes[a] for a in axes]
+            e = e.inputs[0]
+        elif isinstance(op, Elementwise):
+            same = [i for i in e.inputs if i.shape == e.shape and i.chunks == e.chunks]
+            if not same:
+                return None
+            e = same[0]
+        else:
+            return None
+    for name, ie in zip(stage.inputs, stage.input_exprs):
+        if ie.key == e.key:
+            return name, ie, axes
+    return None
+
+
+def _operand_stages(stage: Stage) -> tuple[tuple[str, Expr, list[int | None]], ...] | None:
+    """For a two-operand contraction stage: per operand, its source stage and axis map."""
+    expr = stage.expr
+    if stage.kind != "map" or len(expr.inputs) != 2:
+        return None
+    if not stage.fused:
+        if len(stage.inputs) != 2:
+            return None
+        return tuple((n, e, list(range(e.ndim))) for n, e in zip(stage.inputs, stage.input_exprs))
+    traced = [_trace(stage, e) for e in expr.inputs]
+    if any(t is None for t in traced):
+        return None
+    return tuple(traced)  # type: ignore[arg-type]
 
 
 def _assign(
