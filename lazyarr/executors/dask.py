@@ -1,10 +1,11 @@
 """The ``dask`` executor: one Dask task per block, on a distributed cluster.
 
-A plan becomes futures, stage by stage. Block ``index`` of a stage is a
-task whose arguments are the futures of the input blocks it reads
-(``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``); on the worker
-it assembles the regions and calls ``blockwork.compute_block`` with the
-worker's kernel set (generated Numba kernels when available, else NumPy;
+A plan becomes one Dask graph, sent in one message (:mod:`.dask_graph`;
+per-task ``client.submit`` costs a scheduler message and client CPU per
+block). Block ``index`` of a stage is a task whose arguments are the input
+blocks it reads (``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``);
+on the worker it assembles the regions and calls ``blockwork.compute_block``
+with the worker's kernel set (generated Numba kernels when available, else NumPy;
 config ``dask.kernels``). Stages the ``place`` pass marked ``"tree"``
 (reductions, contractions) run as planned: one task per part on its
 worker, the combine steps of ``placement.combine_schedule``, the block on
@@ -13,7 +14,10 @@ payload task per stage, holding the stage with its input expressions
 detached (no upstream user data, no futures). User arrays (``FromArray``,
 locally persisted blocks) are split here and scattered, each block to its
 planned worker; every other source is a task, so it has lineage and
-survives a lost worker.
+survives a lost worker. The client holds futures of the kept stages'
+blocks and, while a progress reporter counts finished blocks, of every
+block; the other tasks (tree parts and steps, payloads) are the
+scheduler's to free once read.
 
 Placement (config ``dask.placement``): ``soft`` turns the planned workers
 (``stage.worker``, tree parts) into loose worker restrictions (others may
@@ -33,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from dask.task_spec import TaskRef
 from distributed import Client, Future, as_completed
 from distributed.client import FutureCancelledError
 
@@ -56,6 +61,7 @@ from . import dask_stats
 from .base import NullProgress, Progress, RunStats
 from .blockwork import reads
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
+from .dask_graph import TaskGraph
 from .dask_tasks import (
     StagePayload,
     block_task,
@@ -70,7 +76,8 @@ from .local import gather_owned
 __all__ = ["DaskExecutor", "SchedulerUnreachable"]
 
 Index = tuple[int, ...]
-Blocks = dict[Index, Future]
+Blocks = dict[Index, TaskRef]
+"""A stage's blocks: futures (scattered, persisted, kept) or tasks of the run's graph."""
 Layout = tuple[tuple[int, Index], ...]
 
 
@@ -96,7 +103,7 @@ def _local_block(stage: Stage, index: Index) -> np.ndarray:
 
 def dependencies(
     stage: Stage, reads_: Sequence[tuple[int, Region]], inputs: Sequence[Blocks]
-) -> tuple[Layout, list[Future]]:
+) -> tuple[Layout, list[TaskRef]]:
     """The input blocks that ``reads_`` touch: their (position, block index) and futures."""
     seen: dict[tuple[int, Index], None] = {}
     for pos, region in reads_:
@@ -124,9 +131,19 @@ class _Run:
     """One submission of a plan: the futures of the kept stages and the tasks to wait for."""
 
     def __init__(
-        self, client: Client, plan: Plan, keep: Sequence[str], placement: str, live: tuple
+        self,
+        client: Client,
+        plan: Plan,
+        keep: Sequence[str],
+        placement: str,
+        live: tuple,
+        *,
+        watched: bool = True,
     ) -> None:
         self.client = client
+        # ``watched``: someone counts finished blocks (the client then holds a future
+        # of every block until it finishes; unwatched, only of the kept blocks)
+        self.watched = watched
         self.plan = plan
         self.keep = set(keep)
         self.placement = placement
@@ -137,9 +154,12 @@ class _Run:
         self.host_of = host_ids(tuple(note.get("hosts") or ()), len(self.workers))
         self.token = uuid.uuid4().hex[:12]
         self.errstate = tuple(sorted(np.geterr().items()))
-        self.kept: dict[str, Blocks] = {}
+        settings = tuple(sorted(config.get("numba").items()))
+        self.settings = () if config.get("dask.kernels") == "numpy" else settings
+        self.graph = TaskGraph(f"lazyarr-{self.token}")
+        self.kept: dict[str, dict[Index, Future]] = {}
         self.tasks: list[Future] = []
-        self.block_keys: set[str] = set()  # tasks that finish a block (progress counts them)
+        self.block_keys: dict[str, None] = {}  # tasks that finish a block (progress counts)
         self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
 
     def key(self, stage: Stage, index: Index, part: str = "") -> str:
@@ -156,62 +176,59 @@ class _Run:
         """The planned worker of a block, or None (no plan, placement off, unknown worker)."""
         return None if stage.worker is None else self.address(int(stage.worker[index]))
 
-    def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> Future:
-        addr = self.address(worker)
-        fut = self.client.submit(
-            fn,
-            *args,
-            key=key,
-            workers=[addr] if addr else None,
-            allow_other_workers=bool(addr) and self.placement != "hard",
-            pure=False,
+    def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> TaskRef:
+        """Task ``key`` = ``fn(*args)`` in this run's graph, restricted to ``worker`` as planned."""
+        ref = self.graph.add(
+            key, fn, *args, worker=self.address(worker), loose=self.placement != "hard"
         )
-        self.tasks.append(fut)
         if block:
-            self.block_keys.add(key)
-        return fut
+            self.block_keys[key] = None
+        return ref
 
     def submit(self) -> None:
-        plan = self.plan
-        remaining = {n: len(r) for n, r in plan.readers.items()}
+        """Scatter this process's blocks, then send every task of the plan as one graph."""
         futures: dict[str, Blocks] = {}
-        payloads = self._submit_payloads()
-        for name, stage in plan.stages.items():
+        for name, stage in self.plan.stages.items():
             if _is_local_data(stage):
                 futures[name] = self._scatter_blocks(stage)
             elif _is_dask_blocks(stage):
                 futures[name] = self._persisted(stage)
             else:
-                sources = [futures[i] for i in stage.inputs]
-                parts = _tree_parts(stage)
-                blocks: Blocks = {}
-                for index in block_index_iter(stage.numblocks):
-                    if parts is None:
-                        w = None if stage.worker is None else int(stage.worker[index])
-                        layout, args = dependencies(stage, reads(stage, index), sources)
-                        blocks[index] = self.task(
-                            block_task,
-                            *(payloads[name], index, self.errstate, layout, *args),
-                            key=self.key(stage, index),
-                            worker=w,
-                            block=True,
-                        )
-                    else:
-                        blocks[index] = self._tree_block(
-                            stage, index, payloads[name], sources, parts[index].tolist()
-                        )
-                futures[name] = blocks
-            # drop our references as soon as nothing later reads a stage:
-            # the scheduler frees its blocks once their readers are done
-            for i in dict.fromkeys(stage.inputs):
-                remaining[i] -= 1
-                if remaining[i] == 0 and i not in self.keep:
-                    del futures[i]
-        self.kept = {o: futures[o] for o in self.keep}
+                futures[name] = self._stage_tasks(stage, [futures[i] for i in stage.inputs])
+        if self.watched:
+            wanted = list(self.block_keys)
+        else:
+            refs = (r for o in self.keep for r in futures[o].values())
+            wanted = list(dict.fromkeys(r.key for r in refs if r.key in self.graph))
+        sent = self.graph.send(self.client, wanted)
+        self.tasks = list(sent.values())
+        self.kept = {o: {i: sent.get(r.key, r) for i, r in futures[o].items()} for o in self.keep}
+
+    def _stage_tasks(self, stage: Stage, sources: list[Blocks]) -> Blocks:
+        """The tasks of every block of a computed stage (their references)."""
+        parts = _tree_parts(stage)
+        payload = self._payload(stage)
+        blocks: Blocks = {}
+        for index in block_index_iter(stage.numblocks):
+            if parts is None:
+                w = None if stage.worker is None else int(stage.worker[index])
+                layout, args = dependencies(stage, reads(stage, index), sources)
+                blocks[index] = self.task(
+                    block_task,
+                    *(payload, index, self.errstate, layout, *args),
+                    key=self.key(stage, index),
+                    worker=w,
+                    block=True,
+                )
+            else:
+                blocks[index] = self._tree_block(
+                    stage, index, payload, sources, parts[index].tolist()
+                )
+        return blocks
 
     def _tree_block(
-        self, stage: Stage, index: Index, payload: Future, sources: list[Blocks], part_ws: list
-    ) -> Future:
+        self, stage: Stage, index: Index, payload: TaskRef, sources: list[Blocks], part_ws: list
+    ) -> TaskRef:
         """Block ``index`` of a tree stage: parts on their workers, combined as planned."""
         owner = int(stage.worker[index])
         if stage.kind == "reduce":
@@ -265,25 +282,18 @@ class _Run:
         )
         return self.task(fn, *args, key=self.key(stage, index), worker=owner, block=True)
 
-    def _submit_payloads(self) -> dict[str, Future]:
-        """One payload per task-running stage, as a task (with lineage, unlike scattered data).
+    def _payload(self, stage: Stage) -> TaskRef:
+        """The stage's payload, as a task (with lineage, unlike scattered data).
 
         Workers fetch it once each; the statistics do not count it as data.
         """
-        settings = tuple(sorted(config.get("numba").items()))
-        if config.get("dask.kernels") == "numpy":
-            settings = ()
-        out = {}
-        for name, stage in self.plan.stages.items():
-            if _is_local_data(stage) or _is_dask_blocks(stage):
-                continue
-            out[name] = self.client.submit(
-                identity,
-                StagePayload(detached(stage), settings),
-                key=f"{dask_stats.PAYLOAD_PREFIX}{name}-{self.token}",
-                pure=False,
-            )
-        return out
+        return self.graph.add(
+            f"{dask_stats.PAYLOAD_PREFIX}{stage.name}-{self.token}",
+            identity,
+            StagePayload(detached(stage), self.settings),
+            worker=None,
+            loose=False,
+        )
 
     def _scatter_blocks(self, stage: Stage) -> Blocks:
         by_worker: dict[str | None, dict[str, Any]] = {}
@@ -317,6 +327,7 @@ class _Run:
         """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C."""
         done = as_completed(self.tasks, loop=self.client.loop)
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
+        fut = None
         try:
             if self.ready_blocks:
                 progress.advance(self.ready_blocks)
@@ -328,8 +339,11 @@ class _Run:
                 if fut.key in self.block_keys:
                     progress.advance(1)
         except BaseException:
-            # only this run's unfinished tasks: persisted or scattered inputs stay
-            self.client.cancel(list(done.futures))
+            # only this run's tasks: the pending ones, the finished ones not yet taken
+            # and the one at hand (the traceback keeps ``done`` and ``fut`` alive, an
+            # erred one with the tasks it blames); persisted or scattered inputs stay
+            ours = [*done.futures, *done.next_batch(block=False)]
+            self.client.cancel([*ours, *([fut] if fut is not None else [])])
             self.kept = {}
             raise
 
@@ -427,6 +441,7 @@ class DaskExecutor:
         submitted once more.
         """
         self.last_stats = None
+        watched = progress is not None
         progress = _Clamped(progress or NullProgress(), plan.total_blocks)
         client = self.client()
         placement = str(config.get("dask.placement"))
@@ -439,7 +454,7 @@ class DaskExecutor:
         try:
             while True:
                 live = worker_info(client)["workers"]
-                run = _Run(client, plan, outputs, placement, live)
+                run = _Run(client, plan, outputs, placement, live, watched=watched)
                 try:
                     run.submit()
                     run.wait(progress)

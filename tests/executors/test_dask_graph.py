@@ -1,0 +1,290 @@
+"""The ``dask`` executor sends a compute as one graph, with the plan's worker restrictions.
+
+:class:`~lazyarr.executors.dask_graph.TaskGraph` on its own (layers,
+annotations, references), then on a real LocalCluster (2 processes x 1
+thread, loopback, closed at the end of the module) with a scheduler plugin
+that records, for every graph the scheduler accepts, each new task's
+worker restrictions and dependencies as the scheduler holds them.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+
+import numpy as np
+import pytest
+import test_conformance as conformance
+from dask.task_spec import TaskRef
+from distributed import Future, SchedulerPlugin
+
+import lazyarr as la
+from lazyarr import api, config
+from lazyarr.executors import dask_stats, registry
+from lazyarr.executors.dask_graph import TaskGraph
+from lazyarr.optimize.placement import combine_schedule, host_ids
+
+# -------------------------------------------------------------- TaskGraph alone
+
+
+def test_tasks_are_grouped_into_one_annotated_layer_per_restriction():
+    g = TaskGraph("t")
+    a = g.add("a", operator.neg, 1, worker="tcp://w:1", loose=True)
+    b = g.add("b", operator.add, a, 2, worker="tcp://w:1", loose=False)
+    c = g.add("c", operator.add, a, b, worker="tcp://w:2", loose=False)
+    d = g.add("d", operator.neg, c, worker=None, loose=True)  # no worker: loose ignored
+    assert isinstance(d, TaskRef) and d.key == "d" and len(g) == 4 and "c" in g
+    hlg = g.high_level_graph()
+    hlg.validate()  # the layer dependencies are the ones the tasks imply
+    layers = {
+        tuple(sorted(layer)): (layer.annotations, deps)
+        for (name, layer), deps in zip(hlg.layers.items(), hlg.dependencies.values())
+    }
+    names = {tuple(sorted(layer)): name for name, layer in hlg.layers.items()}
+    assert layers == {
+        ("a",): ({"workers": ["tcp://w:1"], "allow_other_workers": True}, set()),
+        ("b",): ({"workers": ["tcp://w:1"]}, {names[("a",)]}),
+        ("c",): ({"workers": ["tcp://w:2"]}, {names[("a",)], names[("b",)]}),
+        ("d",): (None, {names[("c",)]}),
+    }
+    assert hlg.layers[names[("c",)]]["c"].dependencies == {"a", "b"}
+    # the tasks run as written
+    vals: dict = {}
+    for k in "abcd":
+        (layer,) = [lay for lay in hlg.layers.values() if k in lay]
+        vals[k] = layer[k]({d: vals[d] for d in layer[k].dependencies})
+    assert vals == {"a": -1, "b": 1, "c": 0, "d": 0}
+
+
+def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
+    g = TaskGraph("t")
+    g.add("a", operator.neg, 1, worker=None, loose=False)
+    with pytest.raises(ValueError, match="already in the graph"):
+        g.add("a", operator.neg, 2, worker=None, loose=False)
+    with pytest.raises(KeyError, match="not tasks of this graph"):
+        g.send(None, ["a", "zzz"])
+    assert g.send(None, []) == {}  # nothing to send: no client needed
+
+
+# -------------------------------------------------------------- on a cluster
+
+
+@pytest.fixture(scope="module")
+def dask_ex():
+    ex = registry.get("dask")
+    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
+    with config.set(settings):
+        ex.client()
+        try:
+            yield ex
+        finally:
+            ex.close()
+
+
+class GraphLog(SchedulerPlugin):
+    """For each graph the scheduler takes: every new task's restrictions and dependencies.
+
+    The scheduler also hands plugins the tasks a graph reads that an earlier
+    graph made (persisted blocks): those are left out, as is data (no run spec).
+    """
+
+    name = "lazyarr-test-graph-log"
+
+    def __init__(self):
+        self.graphs = []
+        self.seen = set()
+
+    def update_graph(self, scheduler, *, tasks, **kwargs):
+        seen = {}
+        for key in tasks:
+            ts = scheduler.tasks.get(key)
+            if ts is not None and ts.run_spec is not None and key not in self.seen:
+                self.seen.add(key)
+                seen[key] = (
+                    tuple(sorted(ts.worker_restrictions or ())),
+                    bool(ts.loose_restrictions),
+                    frozenset(d.key for d in ts.dependencies),
+                )
+        self.graphs.append(seen)
+
+
+def _graphs(dask_scheduler):
+    return dask_scheduler.plugins[GraphLog.name].graphs
+
+
+@pytest.fixture
+def graph_log(dask_ex):
+    """A function returning the graphs the scheduler took since the test began."""
+    client = dask_ex.client()
+    client.register_plugin(GraphLog(), name=GraphLog.name)
+    try:
+        yield lambda: client.run_on_scheduler(_graphs)
+    finally:
+        client.unregister_scheduler_plugin(GraphLog.name)
+
+
+def _split(key, stages):
+    """``(stage, block index, part suffix)`` of a block task's key (``stage-i_j-p0-token``)."""
+    body = key.rsplit("-", 1)[0]
+    name = max((n for n in stages if body.startswith(n + "-")), key=len)
+    index, _, part = body[len(name) + 1 :].partition("-")
+    return name, tuple(int(i) for i in index.split("_") if i), part
+
+
+def _planned(plan, stage, index, part):
+    """The worker number the plan gives a block, tree part (``p<k>``) or combine step (``c<j>``)."""
+    note = stage.notes.get("place", {})
+    if not part:
+        return int(stage.worker[index])
+    parts = np.asarray(note["parts"]).reshape(*stage.numblocks, -1)[index].tolist()
+    if part[0] == "p":
+        return parts[int(part[1:])]
+    place = plan.notes["place"]
+    host_of = host_ids(tuple(place.get("hosts") or ()), len(place["workers"]))
+    return combine_schedule(parts, int(stage.worker[index]), host_of)[int(part[1:])][2]
+
+
+def _placed_plan(dask_ex, y):
+    passes = tuple(config.get("optimize.passes"))
+    if "place" not in passes:
+        pytest.skip("no placement pass in this pipeline")
+    return api.make_plan([y._expr], "dask", passes, extra=dask_ex.plan_context())
+
+
+X = np.random.default_rng(3).standard_normal((400, 400))
+CASES = {
+    "sum": (lambda x: x.sum(axis=0), lambda x: X.sum(axis=0)),
+    "matmul": (lambda x: x @ x.T, lambda x: X @ X.T),
+}
+
+
+@pytest.mark.parametrize("placement", ["soft", "hard", "scheduler"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask_ex, graph_log):
+    lazy, want = CASES[case]
+    y = lazy(la.asarray(X, chunks=100)) + 1  # 16 scattered blocks of 80 kB
+    plan = _placed_plan(dask_ex, y)
+    tree = {n for n, s in plan.stages.items() if s.notes.get("place", {}).get("strategy") == "tree"}
+    assert bool(tree) == (case == "sum")
+    workers = plan.notes["place"]["workers"]
+    with config.set({"dask.placement": placement}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, want(X) + 1)
+    (graph,) = graph_log()  # one update-graph for the whole compute
+    computed = {n: s for n, s in plan.stages.items() if s.kind != "source"}
+    payloads = {k for k in graph if k.startswith(dask_stats.PAYLOAD_PREFIX)}
+    assert len(payloads) == len(computed)
+    blocks = {k for k in graph if k not in payloads}
+    # every block of every computed stage is in it, and tree stages add parts and steps
+    assert {_split(k, computed)[:2] for k in blocks if not _split(k, computed)[2]} == {
+        (n, i) for n, s in computed.items() for i in np.ndindex(*s.numblocks)
+    }
+    assert len(blocks) > sum(s.nblocks for s in computed.values()) or not tree
+    for k in payloads:
+        assert graph[k][:2] == ((), False), k
+    for k in blocks:
+        name, index, part = _split(k, computed)
+        restricted, loose, _ = graph[k]
+        if placement == "scheduler":
+            assert (restricted, loose) == ((), False), k
+        else:
+            w = workers[_planned(plan, computed[name], index, part)]
+            assert (restricted, loose) == ((w,), placement == "soft"), k
+
+
+def test_without_a_plan_for_workers_tasks_are_unrestricted(dask_ex, graph_log):
+    y = la.sin(la.arange(10.0, chunks=3)) * 2
+    plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
+    with config.set({"dask.placement": "hard"}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, np.sin(np.arange(10.0)) * 2)
+    (graph,) = graph_log()
+    assert len(plan.stages) == 3  # arange, sin, * 2: four blocks each, and their payloads
+    assert len(graph) == 3 * 4 + 3
+    assert {v[:2] for v in graph.values()} == {((), False)}
+
+
+def test_persisted_and_scattered_inputs_are_dependencies_of_the_graph(dask_ex, graph_log):
+    p = (la.arange(12.0, chunks=4) * 3).persist(executor="dask")
+    (stage,) = api.make_plan([p._expr], "dask", ()).stages.values()
+    persisted = stage.expr.op.store.blocks
+    assert all(isinstance(f, Future) for f in persisted.values())
+    data = np.linspace(0.0, 1.0, 12)
+    y = p + la.asarray(data, chunks=5)  # block boundaries differ: tasks read two blocks
+    before = len(graph_log())
+    got = y.compute(executor="dask")
+    np.testing.assert_allclose(got, np.arange(12.0) * 3 + data)
+    graphs = graph_log()[before:]
+    assert len(graphs) == 1
+    (graph,) = graphs
+    deps = set().union(*(d for _, _, d in graph.values()))
+    outside = deps - set(graph)
+    # the persisted blocks by their keys, the scattered ones (3 blocks of 5, 5, 2)
+    scattered = outside - {f.key for f in persisted.values()}
+    assert outside - scattered == {f.key for f in persisted.values()}
+    assert len(scattered) == 3 and all(k.startswith("array-") for k in scattered)
+    # the persisted inputs stay: computed again, same answer
+    assert all(f.status == "finished" for f in persisted.values())
+    np.testing.assert_allclose((p - 1).compute(executor="dask"), np.arange(12.0) * 3 - 1)
+
+
+def test_persisting_scattered_data_alone_sends_no_graph(dask_ex, graph_log):
+    data = np.arange(7.0)
+    p = la.asarray(data, chunks=3).persist(executor="dask")
+    (store,) = [s.expr.op.store for s in api.make_plan([p._expr], "dask", ()).stages.values()]
+    assert store.executor == "dask" and len(store.blocks) == 3
+    assert graph_log() == []
+    np.testing.assert_array_equal(p.compute(executor="dask"), data)
+
+
+def test_an_error_in_a_tree_part_is_raised_with_its_traceback(dask_ex):
+    x = la.asarray(np.arange(400.0 * 400).reshape(400, 400) % 3, chunks=100)
+    y = (x // 0.0).sum(axis=0)
+    plan = _placed_plan(dask_ex, y)
+    if not any(s.notes.get("place", {}).get("strategy") == "tree" for s in plan.stages.values()):
+        pytest.skip("the placement pass made no tree stage")
+    with (
+        config.set({"dask.kernels": "numpy"}),  # NumPy kernels honour ``np.errstate``
+        np.errstate(divide="raise", invalid="raise"),
+        pytest.raises(FloatingPointError) as info,
+    ):
+        dask_ex.execute(plan, plan.outputs)
+    assert "part_task" in {entry.name for entry in info.traceback}
+    assert dask_ex.last_stats is None
+    # cancelled: nothing of this run is left on the scheduler (parts, steps, payloads)
+    prefixes = (*plan.stages, *(dask_stats.PAYLOAD_PREFIX + n for n in plan.stages))
+    assert _left_on_scheduler(dask_ex.client(), prefixes) == []
+
+
+def _left_on_scheduler(client, prefixes):
+    def ours(dask_scheduler, prefixes=prefixes):
+        return [k for k in dask_scheduler.tasks if isinstance(k, str) and k.startswith(prefixes)]
+
+    deadline = time.monotonic() + 10
+    while client.run_on_scheduler(ours) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return client.run_on_scheduler(ours)
+
+
+@pytest.mark.parametrize("watched", [True, False])
+def test_the_client_holds_every_block_only_while_progress_is_watched(watched, dask_ex, monkeypatch):
+    x = la.random.random((6, 6), chunks=(2, 3), seed=9)
+    y = la.exp(x).sum(axis=1)
+    plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
+    sent = []
+    send = TaskGraph.send
+
+    def recording(self, client, keys):
+        sent.append(list(keys))
+        return send(self, client, keys)
+
+    monkeypatch.setattr(TaskGraph, "send", recording)
+    progress = conformance.Recorder() if watched else None
+    (got,) = dask_ex.execute(plan, plan.outputs, progress)
+    np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
+    (keys,) = sent
+    out = plan.stages[plan.outputs[0]]
+    assert {k.rsplit("-", 2)[0] for k in keys} == (set(plan.stages) if watched else {out.name})
+    assert len(keys) == (plan.total_blocks if watched else out.nblocks)
+    if watched:
+        assert progress.done == progress.total == plan.total_blocks and progress.finished
