@@ -3,7 +3,9 @@
 Side by side in one process on the same data: lazyarr warm (kernels
 compiled), lazyarr cold (a fresh process that finds its kernels in the disk
 cache), NumPy, numexpr, Dask array (threaded scheduler, same chunks) and a
-hand-written ``numba.njit(parallel=True)`` loop as the ceiling. For each:
+hand-written ``numba.njit(parallel=True)`` loop (what a Numba user would write;
+not a ceiling: LLVM compiles its w1 and w4 loops to one latency-bound chain per
+element, where lazyarr's kernels run several vector chains at once). For each:
 median seconds of ``--repeat`` runs, GB/s of input read, speed relative to
 NumPy (NumPy seconds / tool seconds) and peak memory above the inputs,
 measured with ``tracemalloc`` in a separate untimed run (NumPy, numexpr,
@@ -144,7 +146,7 @@ def _numexpr_w3(x):
     return ne.evaluate("(x - mean) / std", local_dict={"x": x, "mean": mean, "std": std})
 
 
-# -- hand-written Numba loops (the ceiling) ---------------------------------------------
+# -- hand-written Numba loops (the obvious way to write them) ----------------------------
 
 
 def _numba_loops() -> dict[int, Callable[..., Any]]:

@@ -202,6 +202,7 @@ def map_function(members: Sequence[Expr], input_exprs: Sequence[Expr], options: 
     dtype = np.dtype(kernel.args[0].dtype)
     inputs = _Inputs(slots(members, input_exprs), members, members[-1].shape)
     messages = kernel.status
+    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
 
     def run(region: Region, get: GetRegion, out: np.ndarray | None = None) -> np.ndarray:
         """The block over ``region``; written into ``out`` (a view of the result) if given."""
@@ -219,6 +220,7 @@ def map_function(members: Sequence[Expr], input_exprs: Sequence[Expr], options: 
         status = 0
         for meta in metas:
             status |= fn(obuf, meta, *bufs)
+        status &= mask
         if status:
             _report(status, messages)
         return result
@@ -265,6 +267,7 @@ def partial_function(
     reference = kernel_for(op)
     inputs = _Inputs(slots(members, input_exprs, root), members, body.shape)
     messages = kernel.status
+    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
     flat = op.flat
     global_strides = _c_strides(in_shape)
 
@@ -292,9 +295,12 @@ def partial_function(
                 strides.append([1 if a == ax else 0 for a in range(len(shape))])
         bufs, in_offsets, in_strides = inputs.fetch(region, get)
         states = [a.reshape(-1) for a in arrays]
+        if kernel.tile:  # the kernel's scratch tile of values
+            states.append(np.empty(kernel.tile, dtype=spec.value))
         status = 0
         for meta in _metas(shape, offsets + in_offsets, strides + in_strides):
             status |= fn(*states, meta, *bufs)
+        status &= mask
         if status:
             _report(status, messages)
         count = math.prod(shape[a] for a in axes)

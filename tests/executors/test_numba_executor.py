@@ -245,6 +245,30 @@ def test_a_long_chain_streams_block_by_block(passes):
     assert stats.seconds > 0 and stats.extra["threads"] >= 1
 
 
+def test_streaming_on_two_threads_holds_a_few_blocks(two_threads):
+    # 1.6 MB per stage: the thread pool runs it, with tasks queued ahead per thread
+    block, n_blocks = 5000, 40
+    y, want = long_chain(n_blocks, block, 12)
+    (got,), _, ex = numba_run(y.sum(), passes=())
+    np.testing.assert_allclose(got, want.sum())
+    assert ex.last_stats.extra["threads"] == 2
+    # stage by stage would hold a whole stage (40 blocks); streaming holds a few
+    assert 0 < ex.last_stats.peak_bytes <= 12 * block * 8, ex.last_stats.peak_bytes
+
+
+def test_block_reads_of_fused_stages_are_remembered_by_structure():
+    nx._READS.clear()
+    a = np.arange(63.0).reshape(7, 9)
+    row = np.arange(9.0)
+    for chunks in [(3, 4), (3, 4), (2, 5)]:
+        y = (la.asarray(a, chunks=chunks) * 2 + la.asarray(row, chunks=chunks[1])) / 3
+        (got,), plan, _ = numba_run(y, passes=None)
+        np.testing.assert_array_equal(got, (a * 2 + row) / 3)
+    # one entry per block of each fused stage: the repeated plan found its entries
+    fused = [s for s in plan.stages.values() if s.fused]
+    assert fused and len(nx._READS) == 3 * 3 + 4 * 2
+
+
 def test_threads_setting_and_persist():
     a = np.arange(40.0).reshape(8, 5)
     x = la.asarray(a, chunks=(3, 5))

@@ -1,0 +1,199 @@
+"""How a reduction folds values into accumulators, as Numba source statements.
+
+``reduce_spec`` gives the partial states of a ``Reduce`` (the same as the
+NumPy reference ``ReduceKernel``'s, so its ``combine`` and ``finalize``
+apply unchanged) and ``update_lines`` the statements folding one value
+``v`` into registers ``a0, a1, ...``, in NumPy's dtypes and NaN rules.
+:mod:`lazyarr.kernels.emit` builds the loops around them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import Reduce
+from lazyarr.kernels.emit_ops import Unsupported, cast, check_dtype, dtype_text
+
+__all__ = ["ReduceSpec", "reduce_spec", "update_function", "update_lines"]
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceSpec:
+    """The accumulators of a trailing reduction.
+
+    ``states`` are (dtype, initial value) of the partial-state arrays (all
+    shaped like the block with reduced axes of length one). ``rank``: the
+    loop needs ``k``, the 1-based position of an element among those
+    reduced into the same output; ``index``: it needs ``g``, the element's
+    index as argmin/argmax report it.
+    """
+
+    func: str
+    value: np.dtype
+    acc: np.dtype
+    states: tuple[tuple[np.dtype, Any], ...]
+    rank: bool = False
+    index: bool = False
+
+
+_SUPPORTED = frozenset(
+    {"sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"}
+    | {"count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean"}
+)
+
+
+def _float_acc(op: Reduce, value: np.dtype) -> np.dtype:
+    if op.dtype is not None:
+        return np.dtype(op.dtype)
+    return value if value.kind in "fc" else np.dtype(np.float64)
+
+
+def _extreme_init(dt: np.dtype, smallest: bool) -> Any:
+    """The identity of min (``smallest=False``: of max) in ``dt``."""
+    if dt.kind == "b":
+        return not smallest
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.max if not smallest else info.min
+    inf = np.inf if not smallest else -np.inf
+    return complex(inf, inf) if dt.kind == "c" else inf
+
+
+def reduce_spec(root: Expr, value: np.dtype) -> ReduceSpec:
+    """The accumulators of ``root`` (a ``Reduce``) over values of dtype ``value``."""
+    op = root.op
+    if not isinstance(op, Reduce):
+        raise Unsupported(f"{op.name} is not a reduction")
+    f = op.func
+    if f not in _SUPPORTED:
+        raise Unsupported(f"no Numba emitter for reduction {f!r}")
+    value = check_dtype(value, f)
+    intp = np.dtype(np.intp)
+    if f in ("sum", "prod", "nansum", "nanprod"):
+        acc = check_dtype(op.dtype if op.dtype is not None else root.dtype, f)
+        return ReduceSpec(f, value, acc, ((acc, 1 if "prod" in f else 0),))
+    if f in ("min", "max", "nanmin", "nanmax"):
+        if value.kind == "c" and f.startswith("nan"):
+            raise Unsupported(f"no Numba emitter for {f} of complex values")
+        init = _extreme_init(value, smallest=f.endswith("max"))
+        if f.startswith("nan") and value.kind == "f":
+            init = np.nan
+        return ReduceSpec(f, value, value, ((value, init),))
+    if f in ("any", "all"):
+        b = np.dtype(bool)
+        return ReduceSpec(f, value, b, ((b, f == "all"),))
+    if f == "count_nonzero":
+        return ReduceSpec(f, value, intp, ((intp, 0),))
+    acc = check_dtype(_float_acc(op, value), f)
+    if f == "mean":
+        return ReduceSpec(f, value, acc, ((acc, 0),))
+    if f == "nanmean":
+        return ReduceSpec(f, value, acc, ((acc, 0), (intp, 0)))
+    if f in ("var", "std"):
+        if acc.kind not in "fc":
+            raise Unsupported(f"{f} accumulating in {acc}")
+        real = np.dtype(acc.char.lower()) if acc.kind == "c" else acc
+        return ReduceSpec(f, value, acc, ((acc, 0), (acc, 0), (real, 0)), rank=True)
+    # argmin / argmax
+    return ReduceSpec(f, value, value, ((value, 0), (intp, 0)), rank=True, index=True)
+
+
+def _less(x: str, y: str, dt: np.dtype) -> str:
+    """``x < y`` in NumPy's order (complex: lexicographic); NaNs compare false."""
+    if dt.kind == "c":
+        return f"({x}.real < {y}.real or ({x}.real == {y}.real and {x}.imag < {y}.imag))"
+    if dt.kind == "b":
+        return f"((not {x}) and {y})"
+    return f"({x} < {y})"
+
+
+def _isnan(x: str, dt: np.dtype) -> str:
+    if dt.kind == "f":
+        return f"({x} != {x})"
+    if dt.kind == "c":
+        return f"({x}.real != {x}.real or {x}.imag != {x}.imag)"
+    return "False"
+
+
+def _cmp_extreme(x: str, y: str, dt: np.dtype, le: bool) -> str:
+    """NumPy's complex CLE/CGE (``x <= y`` / ``x >= y`` as minimum/maximum use them)."""
+    s = "<" if le else ">"
+    return (
+        f"(({x}.real {s} {y}.real and {x}.imag == {x}.imag and {y}.imag == {y}.imag)"
+        f" or ({x}.real == {y}.real and {x}.imag {s}= {y}.imag))"
+    )
+
+
+def update_lines(spec: ReduceSpec, v: str) -> list[str]:
+    """Statements folding value ``v`` into registers ``a0, a1, ...`` (``k``, ``g`` given)."""
+    f, vdt, acc = spec.func, spec.value, spec.acc
+    A = dtype_text(spec.states[0][0])
+    if f in ("sum", "prod", "nansum", "nanprod", "mean", "nanmean"):
+        w = cast(v, vdt, acc)
+        sym = "*" if "prod" in f else "+"
+        logical = "&" if sym == "*" else "|"
+        new = f"a0 {logical} {w}" if acc.kind == "b" else f"{A}(a0 {sym} {w})"
+        lines = [f"a0 = {new}"]
+        if f == "nanmean":
+            lines.append("a1 = a1 + 1")
+        if f.startswith("nan") and vdt.kind in "fc":
+            return [f"if not {_isnan(v, vdt)}:", *_indent(lines)]
+        return lines
+    if f in ("min", "max", "nanmin", "nanmax"):
+        smaller = f.endswith("min")
+        if vdt.kind == "b":
+            return [f"a0 = a0 {'&' if smaller else '|'} {v}"]
+        if vdt.kind in "iu":
+            return [f"a0 = {v} if {v} {'<' if smaller else '>'} a0 else a0"]
+        if vdt.kind == "c":  # numpy minimum/maximum: keep a0 if it is NaN or compares
+            keep = f"{_isnan('a0', vdt)} or {_cmp_extreme('a0', v, vdt, le=smaller)}"
+            return [f"if not ({keep}):", f"    a0 = {v}"]
+        cmp = f"{v} {'<' if smaller else '>'} a0"
+        extra = f"{v} != {v}" if not f.startswith("nan") else "a0 != a0"
+        return [f"a0 = {v} if ({cmp} or {extra}) else a0"]
+    if f in ("any", "all"):
+        t = v if vdt.kind == "b" else f"({v} != 0)"
+        return [f"a0 = a0 {'|' if f == 'any' else '&'} {t}"]
+    if f == "count_nonzero":
+        t = v if vdt.kind == "b" else f"({v} != 0)"
+        return [f"a0 = a0 + np.int64({t})"]
+    if f in ("var", "std"):
+        R = dtype_text(spec.states[2][0])
+        w = cast(v, vdt, acc)
+        # Welford on values shifted by the first one (so deviations stay small)
+        lines = [
+            f"wv = {w}",
+            "if k == 1:",
+            "    a0 = wv",
+            "dv = wv - a0",
+            "ev = dv - a1",
+            f"a1 = {A}(a1 + ev / {R}(k))",
+            "fv = dv - a1",
+        ]
+        if acc.kind == "c":
+            lines.append(f"a2 = {R}(a2 + (ev.real * fv.real + ev.imag * fv.imag))")
+        else:
+            lines.append(f"a2 = {R}(a2 + ev * fv)")
+        return lines
+    # argmin / argmax: the first occurrence wins; a NaN wins and stays
+    better = _less(v, "a0", vdt) if f == "argmin" else _less("a0", v, vdt)
+    if vdt.kind in "fc":
+        better = f"(not {_isnan('a0', vdt)} and ({_isnan(v, vdt)} or {better}))"
+    return [f"if k == 1 or {better}:", f"    a0 = {v}", "    a1 = g"]
+
+
+def update_function(spec: ReduceSpec) -> tuple[list[str], str]:
+    """``update(a0, ..., v[, k][, g])`` folding one value into the registers; and its call."""
+    regs = ", ".join(f"a{i}" for i in range(len(spec.states)))
+    params = ", ".join([regs, "v", *(["k"] if spec.rank else []), *(["g"] if spec.index else [])])
+    lines = ["@njit(nogil=True)", f"def update({params}):", *_indent(update_lines(spec, "v"))]
+    lines.append(f"    return {regs}")
+    return lines, f"{regs} = update({params})"
