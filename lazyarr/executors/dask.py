@@ -45,6 +45,7 @@ from lazyarr import config
 from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
+from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.optimize.placement import (
     combine_schedule,
@@ -412,25 +413,15 @@ class DaskExecutor:
         For the other executors, which cannot read futures. Expressions
         that read nothing persisted here come back as they are.
         """
-        memo: dict[int, Expr] = {}
-        for root in exprs:
-            stack: list[tuple[Expr, bool]] = [(root, False)]
-            while stack:  # iterative post-order: deep chains stay within the recursion limit
-                e, ready = stack.pop()
-                if id(e) in memo:
-                    continue
-                op = e.op
-                if isinstance(op, FromBlocks) and op.store.executor == self.name:
-                    store = self.local_store(op.store)
-                    memo[id(e)] = Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
-                elif not ready:
-                    stack.append((e, True))
-                    stack.extend((i, False) for i in e.inputs if id(i) not in memo)
-                else:
-                    inputs = tuple(memo[id(i)] for i in e.inputs)
-                    same = all(a is b for a, b in zip(inputs, e.inputs))
-                    memo[id(e)] = e if same else Expr(op, inputs, e.shape, e.dtype, e.chunks)
-        return [memo[id(e)] for e in exprs]
+
+        def fetched(e: Expr) -> Expr | None:
+            op = e.op
+            if not (isinstance(op, FromBlocks) and op.store.executor == self.name):
+                return None
+            store = self.local_store(op.store)
+            return Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
+
+        return swap_leaves(exprs, fetched)
 
     def _run(
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None, fetch: bool

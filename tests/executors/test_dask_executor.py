@@ -24,18 +24,6 @@ from lazyarr.executors.dask import DaskExecutor, _Run, detached
 from lazyarr.testing import assert_eq
 
 
-@pytest.fixture(scope="module")
-def dask_ex():
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with config.set(settings):
-        ex.client()  # start the cluster once for the module
-        try:
-            yield ex
-        finally:
-            ex.close()
-
-
 def plan_of(*arrays, passes=("cse", "simplify")):
     return api.make_plan([a._expr for a in arrays], "dask", passes)
 

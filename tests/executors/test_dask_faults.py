@@ -19,20 +19,7 @@ import pytest
 import lazyarr as la
 from lazyarr import api, config
 from lazyarr.executors import dask as dask_exec
-from lazyarr.executors import registry
 from lazyarr.executors.dask import DaskExecutor, SchedulerUnreachable
-
-
-@pytest.fixture(scope="module")
-def dask_ex():
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with config.set(settings):
-        ex.client()
-        try:
-            yield ex
-        finally:
-            ex.close()
 
 
 class KillAfter:

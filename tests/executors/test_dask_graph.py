@@ -20,7 +20,7 @@ from distributed import Future, SchedulerPlugin
 
 import lazyarr as la
 from lazyarr import api, config
-from lazyarr.executors import dask_stats, registry
+from lazyarr.executors import dask_stats
 from lazyarr.executors.dask_graph import TaskGraph
 from lazyarr.optimize.placement import combine_schedule, host_ids
 
@@ -67,18 +67,6 @@ def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
 
 
 # -------------------------------------------------------------- on a cluster
-
-
-@pytest.fixture(scope="module")
-def dask_ex():
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with config.set(settings):
-        ex.client()
-        try:
-            yield ex
-        finally:
-            ex.close()
 
 
 class GraphLog(SchedulerPlugin):
