@@ -39,12 +39,12 @@ import numpy as np
 
 from lazyarr import config
 from lazyarr.graph.chunks import block_index_iter, block_slices
-from lazyarr.graph.expr import Region
+from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, Elementwise, Reduce
 from lazyarr.kernels.blocks import assemble, blocks_for_region, tree_combine
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.fused import external_regions
-from lazyarr.kernels.numba_fused import map_function, partial_function
+from lazyarr.kernels.numba_fused import joint_partial_function, map_function, partial_function
 from lazyarr.optimize.plan import Plan, Stage
 
 from .base import NullProgress, Progress, RunStats
@@ -163,6 +163,7 @@ class NumbaKernels:
         self.reference = ReferenceKernels()
         self.fallbacks: dict[str, str] = {}
         self.compiled: list[str] = []
+        self.joint_refused: dict[str, str] = {}
 
     def _fallback(self, stage: Stage, error: Exception) -> None:
         reason = f"{type(error).__name__}: {error}"
@@ -203,6 +204,38 @@ class NumbaKernels:
     def reduction(self, stage: Stage) -> Any:
         return self.reference.reduction(stage)
 
+    def joint(self, stages: Sequence[Stage]) -> tuple[Callable, list[str]] | None:
+        """One compiled pass computing the partials of sibling reductions, or None.
+
+        The stages reduce the same axes of bodies on one block grid (see
+        ``optimize.siblings``). The function maps ``(body_region, get)`` to
+        their partial states; ``get`` takes a position in the returned list of
+        input stage names. None when a stage would not get a compiled kernel
+        on its own, or the joint kernel cannot be built (each stage then runs
+        its own kernel, and ``joint_refused`` says why).
+        """
+        for s in stages:
+            body = s.members[:-1]
+            if s.kind != "reduce" or not isinstance(s.expr.op, Reduce):
+                return None
+            if not _all_elementwise(body) or self._small(s):
+                return None
+        grids = {(s.expr.inputs[0].shape, s.expr.inputs[0].chunks, s.expr.op.axes) for s in stages}
+        if len(stages) < 2 or len(grids) != 1:
+            return None
+        inputs: dict[str, Expr] = {}
+        for s in stages:
+            for name, e in zip(s.inputs, s.input_exprs):
+                inputs.setdefault(name, e)
+        parts = [(s.members[:-1], s.expr) for s in stages]
+        try:
+            fn = joint_partial_function(parts, list(inputs.values()), self.options)
+        except Exception as e:  # Unsupported, CompileError, a bug: the stages run apart
+            self.joint_refused[" ".join(s.name for s in stages)] = f"{type(e).__name__}: {e}"
+            return None
+        self.compiled.extend(s.name for s in stages)
+        return fn, list(inputs)
+
 
 # Source ops whose blocks are views of arrays in memory (a slice, no work).
 _VIEW_SOURCES = frozenset({"array", "persisted"})
@@ -225,20 +258,35 @@ def _nbytes(value: Any) -> int:
 Item = tuple  # ("b", stage position, block index) or ("p", stage position, block index, j)
 
 
+class _Joint:
+    """Sibling reductions whose partials one compiled pass computes (see ``NumbaKernels.joint``)."""
+
+    def __init__(self, fn: Callable, members: list[int], sources: list[tuple[Any, int]]) -> None:
+        self.fn = fn
+        self.members = members  # stage positions, plan order
+        self.sources = sources  # per input of ``fn``: (its chunks, its stage position)
+
+
 class _Schedule:
     """The tasks of one run: what each computes, reads and unblocks."""
 
     def __init__(self, plan: Plan, kernels: NumbaKernels) -> None:
         self.stages = list(plan.stages.values())
         self.position = {s.name: i for i, s in enumerate(self.stages)}
-        self.fns = [stage_functions(s, kernels) for s in self.stages]
+        self.joints = self._joints(plan, kernels)
+        joint_of = {si: j for j in self.joints for si in j.members}
+        self.fns = [
+            (None, kernels.reduction(s)) if i in joint_of else stage_functions(s, kernels)
+            for i, s in enumerate(self.stages)
+        ]
         # (kind, stage position, block index, j, body block index of a partial)
         self.tasks: list[tuple[str, int, tuple, int, tuple]] = []
         self.deps: list[list[Item]] = []
-        self.produces: list[Item] = []
+        self.produces: list[tuple[Item, ...]] = []
+        self.joint_task: dict[int, _Joint] = {}  # task id -> the siblings it computes
         for si, stage in enumerate(self.stages):
             if stage.kind == "reduce":
-                self._reduce_tasks(si, stage)
+                self._reduce_tasks(si, stage, joint_of.get(si))
                 continue
             structure = _structure(stage) if stage.fused else None
             for idx in block_index_iter(stage.numblocks):
@@ -248,26 +296,52 @@ class _Schedule:
                     r = _remembered(structure, idx, reads, stage, idx)
                 self._add("block", si, idx, 0, (), self._blocks_read(stage, r))
 
-    def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> None:
+    def _joints(self, plan: Plan, kernels: NumbaKernels) -> list[_Joint]:
+        """The sibling sets the fuse pass found that get one compiled pass."""
+        out = []
+        for names in plan.notes.get("siblings", ()):
+            if not all(n in self.position for n in names):
+                continue
+            found = kernels.joint([plan.stages[n] for n in names])
+            if found is None:
+                continue
+            fn, inputs = found
+            sources = [(plan.stages[n].expr.chunks, self.position[n]) for n in inputs]
+            out.append(_Joint(fn, sorted(self.position[n] for n in names), sources))
+        return out
+
+    def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> int:
         self.tasks.append((kind, si, idx, j, bi))
         self.deps.append(deps)
-        self.produces.append(("p", si, idx, j) if kind == "partial" else ("b", si, idx))
+        if kind == "joint":
+            joint = self.joint_task[len(self.tasks) - 1]
+            self.produces.append(tuple(("p", m, idx, j) for m in joint.members))
+        else:
+            self.produces.append((("p", si, idx, j) if kind == "partial" else ("b", si, idx),))
+        return len(self.tasks) - 1
 
-    def _reduce_tasks(self, si: int, stage: Stage) -> None:
-        body = stage.expr.inputs[0]
-        structure = _structure(stage) if stage.fused else None
+    def _partial_reads(self, stage: Stage, bi: tuple) -> list[Item]:
+        region = block_slices(stage.expr.inputs[0].chunks, bi)
+        if not stage.fused:
+            return self._blocks_read(stage, [(0, region)])
+        body_members = stage.members[:-1]
+        r = _remembered(
+            _structure(stage), bi, external_regions, body_members, stage.input_exprs, region
+        )
+        return self._blocks_read(stage, r)
+
+    def _reduce_tasks(self, si: int, stage: Stage, joint: _Joint | None) -> None:
         for idx in block_index_iter(stage.numblocks):
             parts = list(reduce_inputs(stage.expr, idx))
             for j, bi in enumerate(parts):
-                region = block_slices(body.chunks, bi)
-                if structure is not None:
-                    body_members = stage.members[:-1]
-                    r = _remembered(
-                        structure, bi, external_regions, body_members, stage.input_exprs, region
-                    )
-                else:
-                    r = [(0, region)]
-                self._add("partial", si, idx, j, bi, self._blocks_read(stage, r))
+                if joint is None:
+                    self._add("partial", si, idx, j, bi, self._partial_reads(stage, bi))
+                elif si == joint.members[0]:  # the first sibling's tasks compute them all
+                    deps: dict[Item, None] = {}
+                    for m in joint.members:
+                        deps.update(dict.fromkeys(self._partial_reads(self.stages[m], bi)))
+                    self.joint_task[len(self.tasks)] = joint
+                    self._add("joint", si, idx, j, bi, list(deps))
             self._add("final", si, idx, 0, (), [("p", si, idx, j) for j in range(len(parts))])
 
     def _blocks_read(self, stage: Stage, regions: list[tuple[int, Region]]) -> list[Item]:
@@ -304,7 +378,7 @@ class _Schedule:
         stage = self.stages[si]
         fns = self.fns[si]
         expr = stage.expr
-        target = into.get(stage.name) if kind != "partial" else None
+        target = into.get(stage.name) if kind in ("block", "final") else None
         view = None
         if target is not None:
             view = target[(*block_slices(expr.chunks, idx), Ellipsis)]
@@ -319,6 +393,15 @@ class _Schedule:
         elif kind == "partial":
             body = expr.inputs[0]
             value = fns[0](block_slices(body.chunks, bi), self.region_getter(stage, store))
+        elif kind == "joint":
+            joint = self.joint_task[tid]
+            sources = joint.sources
+
+            def get(pos: int, region: Region) -> np.ndarray:
+                chunks, src = sources[pos]
+                return assemble(chunks, region, lambda b: store[("b", src, b)])
+
+            value = joint.fn(block_slices(expr.inputs[0].chunks, bi), get)
         elif stage.kind == "source":
             value = fns[0](block_slices(expr.chunks, idx))
         else:
@@ -424,6 +507,8 @@ class NumbaExecutor:
             compile_seconds=compile_seconds,
             compiled_stages=list(kernels.compiled),
             fallback_stages=dict(kernels.fallbacks),
+            joint_stages=[[sched.stages[m].name for m in j.members] for j in sched.joints],
+            joint_refused=dict(kernels.joint_refused),
         )
         keep = {sched.position[o] for o in outputs}
         n = len(sched.tasks)
@@ -466,9 +551,11 @@ class NumbaExecutor:
         def complete(tid: int, value: Any, seconds: float) -> None:
             nonlocal live, peak, done
             kind, si = sched.tasks[tid][:2]
-            item = sched.produces[tid]
-            store[item] = value
-            live += _nbytes(value)
+            items = sched.produces[tid]
+            values = value if kind == "joint" else (value,)
+            for item, v in zip(items, values):
+                store[item] = v
+                live += _nbytes(v)
             peak = max(peak, live)
             name = sched.stages[si].name
             stats.stage_seconds[name] = stats.stage_seconds.get(name, 0.0) + seconds
@@ -477,11 +564,12 @@ class NumbaExecutor:
                 readers[d] -= 1
                 if readers[d] == 0 and not (d[0] == "b" and d[1] in keep):
                     live -= _nbytes(store.pop(d))
-            for t in dependents.get(item, ()):
-                waiting[t] -= 1
-                if waiting[t] == 0:
-                    push(t)
-            if kind != "partial":
+            for item in items:
+                for t in dependents.get(item, ()):
+                    waiting[t] -= 1
+                    if waiting[t] == 0:
+                        push(t)
+            if kind in ("block", "final"):
                 stats.blocks += 1
                 progress.advance(1)
 

@@ -64,6 +64,8 @@ __all__ = [
     "Unsupported",
     "emit_map",
     "emit_reduce",
+    "emit_reduce_joint",
+    "joint_slots",
     "reduce_spec",
     "slots",
 ]
@@ -96,7 +98,10 @@ class Kernel:
     status: tuple[str, ...] = ()
     reduce: ReduceSpec | None = None
     name: str = "kernel"
-    tile: int = 0  # length of the scratch argument ``tl`` (0: none) the caller passes
+    tile: int = 0  # length of the scratch arguments ``tl...`` (0: none) the caller passes
+    reduces: tuple[ReduceSpec, ...] = ()  # every reduction of a joint kernel, in argument order
+    slots: tuple[Slot, ...] = ()  # the inputs ``b0, b1, ...``: what each reads
+    members: tuple[Expr, ...] = ()  # the members the slots' ``member`` indexes point into
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,8 +249,10 @@ def _check_members(members: Sequence[Expr]) -> None:
             raise Unsupported("members of different shapes")
 
 
-def _body(members: Sequence[Expr], group_slots: list[Slot]) -> tuple[Scope, str, np.dtype]:
-    """Per-element statements of the members; the name and dtype of the last value."""
+def _values(
+    members: Sequence[Expr], group_slots: list[Slot]
+) -> tuple[Scope, dict[str, tuple[str, np.dtype]]]:
+    """Per-element statements of the members; the name and dtype of every value by key."""
     scope = Scope()
     names: dict[str, tuple[str, np.dtype]] = {}
     for k, s in enumerate(group_slots):
@@ -263,11 +270,14 @@ def _body(members: Sequence[Expr], group_slots: list[Slot]) -> tuple[Scope, str,
         dt = check_dtype(m.dtype, m.op.func)
         scope.assign(f"v{j}", value)
         names[m.key] = (f"v{j}", dt)
-    if members:
-        last = members[-1]
-        return scope, names[last.key][0], names[last.key][1]
-    s = group_slots[0]
-    return scope, "x0", names[s.expr.key][1]
+    return scope, names
+
+
+def _body(members: Sequence[Expr], group_slots: list[Slot]) -> tuple[Scope, str, np.dtype]:
+    """Per-element statements of the members; the name and dtype of the last value."""
+    scope, names = _values(members, group_slots)
+    last = members[-1].key if members else group_slots[0].expr.key
+    return scope, *names[last]
 
 
 def _indent(lines: Sequence[str], depth: int) -> list[str]:
@@ -345,22 +355,21 @@ def _fast_flag(n_in: int) -> str:
 
 
 def _step(
-    scope: Scope, n_in: int, value: str, empty: bool
+    scope: Scope, n_in: int, values: Sequence[tuple[str, str]]
 ) -> tuple[list[list[str]], list[str], list[str]]:
-    """Statements computing ``v`` per element: inline for the fast loops (LLVM vectorizes
-    them only inline), a call of one ``body`` function in the strided loops when the
-    body is big (it is typed once there instead of once per loop)."""
-    if empty:
-        return [], ["v = x0"], ["v = x0"]
-    inline = [*scope.lines, f"v = {value}"]
+    """Statements computing each ``(name, value)`` per element: inline for the fast loops
+    (LLVM vectorizes them only inline), a call of one ``body`` function in the strided
+    loops when the body is big (it is typed once there instead of once per loop)."""
+    inline = [*scope.lines, *(f"{name} = {value}" for name, value in values)]
     if len(scope.lines) <= _INLINE_LIMIT:
         return [], inline, inline
     flags = [f"st{b}" for b in range(len(scope.status))]
     params = ", ".join(f"x{k}" for k in range(n_in))
-    inner = [f"{f} = False" for f in flags] + scope.lines + [f"return {', '.join([value, *flags])}"]
+    results = ", ".join([*(value for _, value in values), *flags])
+    inner = [f"{f} = False" for f in flags] + scope.lines + [f"return {results}"]
     fn = ["@njit(nogil=True)", f"def body({params}):", *_indent(inner, 1)]
     got = [f"z{b}" for b in range(len(flags))]
-    call = [f"{', '.join(['v', *got])} = body({params})"]
+    call = [f"{', '.join([*(name for name, _ in values), *got])} = body({params})"]
     call += [f"st{b} |= z{b}" for b in range(len(flags))]
     return [fn], inline, call
 
@@ -391,6 +400,7 @@ def emit_map(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> Kernel:
     if not members:
         raise ValueError("a map group needs at least one member")
     _check_members(members)
+    members = canonical_order(members, [members[-1]])
     group_slots = slots(members, input_exprs)
     scope, value, vdt = _body(members, group_slots)
     out_dt = check_dtype(members[-1].dtype, members[-1].op.func)
@@ -398,7 +408,7 @@ def emit_map(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> Kernel:
     args = (Arg("out", out_dt.name), Arg("meta", "int64"), *_input_args(group_slots))
     ops = ["o", *map(str, range(n_in))]
     n_status = len(scope.status)
-    functions, fast, slow = _step(scope, n_in, cast(value, vdt, out_dt), False)
+    functions, fast, slow = _step(scope, n_in, [("v", cast(value, vdt, out_dt))])
     fast, slow = [*fast, "wo[i] = v", f"ilp |= {_ilp_probe(out_dt)}"], [*slow, "wo[i] = v"]
     loop_fast = [*_views(n_in), "for i in range(n):", *_indent([*_reads(n_in, True), *fast], 1)]
     loop_slow = ["for i in range(n):", *_indent([*_reads(n_in, False), *slow], 1)]
@@ -413,49 +423,129 @@ def emit_map(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> Kernel:
     head, setup = _header(args, ops, n_status)
     body = [*setup, _fast_flag(n_in), "ilp = False", "for r in range(rows):", *_indent(row, 1)]
     lines = head + _indent([*body, _status_return(n_status, ilp=True)], 1)
-    return Kernel(_module(scope, [*functions, lines]), args, n_in, tuple(scope.status))
+    source = _module(scope, [*functions, lines])
+    return Kernel(
+        source, args, n_in, tuple(scope.status), slots=tuple(group_slots), members=tuple(members)
+    )
 
 
 def emit_reduce(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr) -> Kernel:
     """The kernel folding the body (``members``, may be empty) of ``root`` into partial states."""
+    return emit_reduce_joint([(members, root)], input_exprs)
+
+
+def canonical_order(members: Sequence[Expr], roots: Sequence[Expr]) -> list[Expr]:
+    """``members`` in a dependency order that depends only on the expressions' structure.
+
+    A post-order walk from ``roots`` through each member's inputs in order.
+    Plans order members by node name, and names of in-memory arrays differ
+    between processes: without this, a new process would generate other
+    text for the same group and miss the compiled kernel on disk.
+    """
+    by_key = {m.key: m for m in members}
+    out: list[Expr] = []
+    seen: set[str] = set()
+    for root in roots:
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            e, done = stack.pop()
+            if done:
+                out.append(e)
+                continue
+            if e.key in seen or e.key not in by_key:
+                continue
+            seen.add(e.key)
+            stack.append((e, True))
+            stack.extend((i, False) for i in reversed(e.inputs) if i.key not in seen)
+    out += [m for m in members if m.key not in seen]  # not reachable from a root: keep them
+    return out
+
+
+def joint_slots(
+    parts: Sequence[tuple[Sequence[Expr], Expr]], input_exprs: Sequence[Expr]
+) -> tuple[list[Expr], list[Slot]]:
+    """The members of several reductions' bodies (shared ones once) and the inputs they read.
+
+    A body without members reads its reduction's input over the body block
+    itself (a slot of member ``-1``), unless another body reads it already.
+    """
+    members: dict[str, Expr] = {}
+    for body, _ in parts:
+        for m in body:
+            members.setdefault(m.key, m)
+    combined = canonical_order(list(members.values()), [root.inputs[0] for _, root in parts])
+    group_slots = slots(combined, input_exprs) if combined else []
+    first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
+    for body, root in parts:
+        x = root.inputs[0]
+        if not body and x.key not in members and all(g.expr.key != x.key for g in group_slots):
+            group_slots.append(Slot(first[x.key], x, -1, 0))
+    return combined, group_slots
+
+
+def emit_reduce_joint(
+    parts: Sequence[tuple[Sequence[Expr], Expr]], input_exprs: Sequence[Expr]
+) -> Kernel:
+    """One kernel folding the bodies of several reductions of one block grid in one loop.
+
+    ``parts`` holds ``(members, root)`` per reduction: the roots reduce the same
+    axes of bodies of one shape, so every element is read once for all of
+    them (horizontal fusion: ``x.mean(0)`` with ``x.std(0)``). Reduction ``r``
+    keeps its states in the arguments after those of the reductions before
+    it; with one part this is exactly the single-reduction kernel.
+    """
+    if not parts:
+        raise ValueError("a joint reduction needs at least one part")
+    for members, root in parts:
+        _check_members(members)
+        if members and members[-1].key != root.inputs[0].key:
+            raise ValueError("the last member must be the reduction's input")
+    if len({(root.inputs[0].shape, root.op.axes) for _, root in parts}) != 1:
+        raise ValueError("joint reductions must reduce the same axes of bodies of one shape")
+    members, group_slots = joint_slots(parts, input_exprs)
     _check_members(members)
-    body = root.inputs[0]
-    if members and members[-1].key != body.key:
-        raise ValueError("the last member must be the reduction's input")
-    group_slots = slots(members, input_exprs, root)
-    scope, value, vdt = _body(members, group_slots)
-    spec = reduce_spec(root, vdt)
+    scope, names = _values(members, group_slots)
+    tags = ["" if r == 0 else f"_{r}" for r in range(len(parts))]
+    values = [names[root.inputs[0].key] for _, root in parts]  # (name, dtype) per part
+    specs = [reduce_spec(root, vdt) for (_, root), (_, vdt) in zip(parts, values)]
+    bases = [sum(len(sp.states) for sp in specs[:r]) for r in range(len(parts))]
+    rank, index = any(sp.rank for sp in specs), any(sp.index for sp in specs)
     n_in = len(group_slots)
-    n_states = len(spec.states)
+    n_states = bases[-1] + len(specs[-1].states)
     tiled = bool(members)  # values in tiles (vectorized), then folded in order
     args = (
-        *(Arg(f"s{i}", dt.name) for i, (dt, _) in enumerate(spec.states)),
-        *([Arg("tl", vdt.name)] if tiled else []),
+        *(
+            Arg(f"s{i}", dt.name)
+            for i, (dt, _) in enumerate(st for sp in specs for st in sp.states)
+        ),
+        *(Arg(f"tl{t}", sp.value.name) for t, sp in zip(tags, specs) if tiled),
         Arg("meta", "int64"),
         *_input_args(group_slots),
     )
-    ops = [
-        "a",
-        *(["k"] if spec.rank else []),
-        *(["g"] if spec.index else []),
-        *map(str, range(n_in)),
-    ]
+    ops = ["a", *(["k"] if rank else []), *(["g"] if index else []), *map(str, range(n_in))]
     n_status = len(scope.status)
-    functions, fast_step, slow_step = _step(scope, n_in, value, not members)
-    fast_update = slow_update = update_lines(spec, "v")
-    if len(fast_update) > _INLINE_LIMIT:
-        fn, call = update_function(spec)
-        functions.append(fn)
-        slow_update = [call]
-    virtual = ["k = pk + i * tk"] if spec.rank else []
-    virtual += ["g = pg + i * tg"] if spec.index else []
+    assigns = [(f"v{t}", name) for t, (name, _) in zip(tags, values)]
+    functions, fast_step, slow_step = _step(scope, n_in, assigns)
+    fast_update: list[str] = []
+    slow_update: list[str] = []
+    for t, sp, base in zip(tags, specs, bases):
+        lines = update_lines(sp, f"v{t}", base, t)
+        fast_update += lines
+        if len(lines) > _INLINE_LIMIT:
+            fn, call = update_function(sp, base, t, f"v{t}")
+            functions.append(fn)
+            slow_update.append(call)
+        else:
+            slow_update += lines
+    virtual = ["k = pk + i * tk"] if rank else []
+    virtual += ["g = pg + i * tg"] if index else []
     load = [f"a{s} = s{s}[ia]" for s in range(n_states)]
     save = [f"s{s}[ia] = a{s}" for s in range(n_states)]
 
     def loop(fast: bool, registers: bool) -> list[str]:
         step, update = (fast_step, fast_update) if fast else (slow_step, slow_update)
         if fast and registers and tiled:
-            return _tiled_fold(n_in, step, update, spec, vdt)
+            return _tiled_fold(n_in, step, specs, tags, bases, rank, index)
         each = [*virtual, *_reads(n_in, fast), *step, *update]
         views = _views(n_in) if fast else []
         if not registers and fast:  # the states' row is contiguous too
@@ -487,7 +577,18 @@ def emit_reduce(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr
     body = [*setup, _fast_flag(n_in), "for r in range(rows):", *_indent(row, 1)]
     lines = head + _indent([*body, _status_return(n_status, ilp=tiled)], 1)
     source = _module(scope, [*functions, lines])
-    return Kernel(source, args, n_in, tuple(scope.status), spec, tile=_TILE if tiled else 0)
+    tile = _TILE if tiled else 0
+    return Kernel(
+        source,
+        args,
+        n_in,
+        tuple(scope.status),
+        specs[0],
+        tile=tile,
+        reduces=tuple(specs),
+        slots=tuple(group_slots),
+        members=tuple(members),
+    )
 
 
 # Elements per tile of a reduction's values (in L1 cache: 4 KiB of float64).
@@ -495,22 +596,32 @@ _TILE = 512
 
 
 def _tiled_fold(
-    n_in: int, step: list[str], update: list[str], spec: ReduceSpec, vdt: np.dtype
+    n_in: int,
+    step: list[str],
+    specs: Sequence[ReduceSpec],
+    tags: Sequence[str],
+    bases: Sequence[int],
+    rank: bool,
+    index: bool,
 ) -> list[str]:
     """The contiguous loop folding into registers, a tile at a time.
 
     A fold is a chain through the accumulators that LLVM must not reorder
     (NumPy's rounding), which keeps a one-loop kernel scalar. Here the values
     of a tile are computed first by a loop without that chain (vectorized;
-    interleaved through the ``ilp`` probe) into the caller's scratch array
-    ``tl`` (``_TILE`` elements, in L1 cache), then folded one by one in the
-    same order as before: the result is unchanged, bit for bit.
+    interleaved through the ``ilp`` probe) into the caller's scratch arrays
+    ``tl<tag>`` (``_TILE`` elements, in L1 cache), then folded one by one in
+    the same order as before: the result is unchanged, bit for bit.
     """
-    virtual = ["q = j0 + i"] if spec.rank or spec.index else []
-    virtual += ["k = pk + q * tk"] if spec.rank else []
-    virtual += ["g = pg + q * tg"] if spec.index else []
-    values = [*(f"x{k} = y{k}[i]" for k in range(n_in)), *step, "tl[i] = v"]
-    values.append(f"ilp |= {_ilp_probe(vdt)}")
+    virtual = ["q = j0 + i"] if rank or index else []
+    virtual += ["k = pk + q * tk"] if rank else []
+    virtual += ["g = pg + q * tg"] if index else []
+    values = [*(f"x{k} = y{k}[i]" for k in range(n_in)), *step]
+    values += [f"tl{t}[i] = v{t}" for t in tags]
+    values.append(f"ilp |= {_ilp_probe(specs[0].value)}")
+    folds = [*virtual]
+    for t, sp, base in zip(tags, specs, bases):
+        folds += [f"v{t} = tl{t}[i]", *update_lines(sp, f"v{t}", base, t)]
     return [
         *_views(n_in),
         f"for j0 in range(0, n, {_TILE}):",
@@ -519,5 +630,5 @@ def _tiled_fold(
         "    for i in range(m):",
         *_indent(values, 2),
         "    for i in range(m):",
-        *_indent([*virtual, "v = tl[i]", *update], 2),
+        *_indent(folds, 2),
     ]

@@ -132,68 +132,78 @@ def _cmp_extreme(x: str, y: str, dt: np.dtype, le: bool) -> str:
     )
 
 
-def update_lines(spec: ReduceSpec, v: str) -> list[str]:
-    """Statements folding value ``v`` into registers ``a0, a1, ...`` (``k``, ``g`` given)."""
+def update_lines(spec: ReduceSpec, v: str, base: int = 0, tag: str = "") -> list[str]:
+    """Statements folding ``v`` into registers ``a<base>, a<base+1>, ...`` (``k``, ``g`` given).
+
+    ``tag`` suffixes the statements' temporaries, so that several folds (the
+    siblings of a joint kernel) can share one loop body.
+    """
     f, vdt, acc = spec.func, spec.value, spec.acc
+    a0, a1, a2 = (f"a{base + i}" for i in range(3))
     A = dtype_text(spec.states[0][0])
     if f in ("sum", "prod", "nansum", "nanprod", "mean", "nanmean"):
         w = cast(v, vdt, acc)
         sym = "*" if "prod" in f else "+"
         logical = "&" if sym == "*" else "|"
-        new = f"a0 {logical} {w}" if acc.kind == "b" else f"{A}(a0 {sym} {w})"
-        lines = [f"a0 = {new}"]
+        new = f"{a0} {logical} {w}" if acc.kind == "b" else f"{A}({a0} {sym} {w})"
+        lines = [f"{a0} = {new}"]
         if f == "nanmean":
-            lines.append("a1 = a1 + 1")
+            lines.append(f"{a1} = {a1} + 1")
         if f.startswith("nan") and vdt.kind in "fc":
             return [f"if not {_isnan(v, vdt)}:", *_indent(lines)]
         return lines
     if f in ("min", "max", "nanmin", "nanmax"):
         smaller = f.endswith("min")
         if vdt.kind == "b":
-            return [f"a0 = a0 {'&' if smaller else '|'} {v}"]
+            return [f"{a0} = {a0} {'&' if smaller else '|'} {v}"]
         if vdt.kind in "iu":
-            return [f"a0 = {v} if {v} {'<' if smaller else '>'} a0 else a0"]
+            return [f"{a0} = {v} if {v} {'<' if smaller else '>'} {a0} else {a0}"]
         if vdt.kind == "c":  # numpy minimum/maximum: keep a0 if it is NaN or compares
-            keep = f"{_isnan('a0', vdt)} or {_cmp_extreme('a0', v, vdt, le=smaller)}"
-            return [f"if not ({keep}):", f"    a0 = {v}"]
-        cmp = f"{v} {'<' if smaller else '>'} a0"
-        extra = f"{v} != {v}" if not f.startswith("nan") else "a0 != a0"
-        return [f"a0 = {v} if ({cmp} or {extra}) else a0"]
+            keep = f"{_isnan(a0, vdt)} or {_cmp_extreme(a0, v, vdt, le=smaller)}"
+            return [f"if not ({keep}):", f"    {a0} = {v}"]
+        cmp = f"{v} {'<' if smaller else '>'} {a0}"
+        extra = f"{v} != {v}" if not f.startswith("nan") else f"{a0} != {a0}"
+        return [f"{a0} = {v} if ({cmp} or {extra}) else {a0}"]
     if f in ("any", "all"):
         t = v if vdt.kind == "b" else f"({v} != 0)"
-        return [f"a0 = a0 {'|' if f == 'any' else '&'} {t}"]
+        return [f"{a0} = {a0} {'|' if f == 'any' else '&'} {t}"]
     if f == "count_nonzero":
         t = v if vdt.kind == "b" else f"({v} != 0)"
-        return [f"a0 = a0 + np.int64({t})"]
+        return [f"{a0} = {a0} + np.int64({t})"]
     if f in ("var", "std"):
         R = dtype_text(spec.states[2][0])
         w = cast(v, vdt, acc)
+        wv, dv, ev, fv = (f"{n}{tag}" for n in ("wv", "dv", "ev", "fv"))
         # Welford on values shifted by the first one (so deviations stay small)
         lines = [
-            f"wv = {w}",
+            f"{wv} = {w}",
             "if k == 1:",
-            "    a0 = wv",
-            "dv = wv - a0",
-            "ev = dv - a1",
-            f"a1 = {A}(a1 + ev / {R}(k))",
-            "fv = dv - a1",
+            f"    {a0} = {wv}",
+            f"{dv} = {wv} - {a0}",
+            f"{ev} = {dv} - {a1}",
+            f"{a1} = {A}({a1} + {ev} / {R}(k))",
+            f"{fv} = {dv} - {a1}",
         ]
         if acc.kind == "c":
-            lines.append(f"a2 = {R}(a2 + (ev.real * fv.real + ev.imag * fv.imag))")
+            lines.append(f"{a2} = {R}({a2} + ({ev}.real * {fv}.real + {ev}.imag * {fv}.imag))")
         else:
-            lines.append(f"a2 = {R}(a2 + ev * fv)")
+            lines.append(f"{a2} = {R}({a2} + {ev} * {fv})")
         return lines
     # argmin / argmax: the first occurrence wins; a NaN wins and stays
-    better = _less(v, "a0", vdt) if f == "argmin" else _less("a0", v, vdt)
+    better = _less(v, a0, vdt) if f == "argmin" else _less(a0, v, vdt)
     if vdt.kind in "fc":
-        better = f"(not {_isnan('a0', vdt)} and ({_isnan(v, vdt)} or {better}))"
-    return [f"if k == 1 or {better}:", f"    a0 = {v}", "    a1 = g"]
+        better = f"(not {_isnan(a0, vdt)} and ({_isnan(v, vdt)} or {better}))"
+    return [f"if k == 1 or {better}:", f"    {a0} = {v}", f"    {a1} = g"]
 
 
-def update_function(spec: ReduceSpec) -> tuple[list[str], str]:
-    """``update(a0, ..., v[, k][, g])`` folding one value into the registers; and its call."""
-    regs = ", ".join(f"a{i}" for i in range(len(spec.states)))
-    params = ", ".join([regs, "v", *(["k"] if spec.rank else []), *(["g"] if spec.index else [])])
-    lines = ["@njit(nogil=True)", f"def update({params}):", *_indent(update_lines(spec, "v"))]
+def update_function(
+    spec: ReduceSpec, base: int = 0, tag: str = "", v: str = "v"
+) -> tuple[list[str], str]:
+    """``update<tag>(a.., v[, k][, g])`` folding one value into the registers; its call on ``v``."""
+    regs = ", ".join(f"a{base + i}" for i in range(len(spec.states)))
+    extra = [*(["k"] if spec.rank else []), *(["g"] if spec.index else [])]
+    params = ", ".join([regs, "v", *extra])
+    lines = ["@njit(nogil=True)", f"def update{tag}({params}):"]
+    lines += _indent(update_lines(spec, "v", base))
     lines.append(f"    return {regs}")
-    return lines, f"{regs} = update({params})"
+    return lines, f"{regs} = update{tag}({', '.join([regs, v, *extra])})"

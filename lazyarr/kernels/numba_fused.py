@@ -29,11 +29,11 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.kernels.compile import Options, compile_kernel
-from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map, emit_reduce, slots
+from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map, emit_reduce_joint
 from lazyarr.kernels.fused import GetRegion
 from lazyarr.kernels.reference import kernel_for
 
-__all__ = ["map_function", "partial_function"]
+__all__ = ["joint_partial_function", "map_function", "partial_function"]
 
 MapFn = Callable[[Region, GetRegion], np.ndarray]
 PartialFn = Callable[[Region, GetRegion], Any]
@@ -44,22 +44,28 @@ _EMITTED_LOCK = threading.Lock()
 _EMITTED_SIZE = 512
 
 
-def _emitted(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr | None) -> Kernel:
-    """The group's kernel source, emitted once per structure (keys only: no data is held)."""
+Parts = Sequence[tuple[Sequence[Expr], Expr]]  # (body members, Reduce root) per reduction
+
+
+def _emitted(members: Sequence[Expr], input_exprs: Sequence[Expr], parts: Parts | None) -> Kernel:
+    """The group's kernel source, emitted once per structure (keys only: no data is held).
+
+    ``parts``: None for a map group (``members``), else the reductions folded.
+    """
     key = (
         tuple(m.key for m in members),
         tuple(e.key for e in input_exprs),
-        None if root is None else root.key,
+        None if parts is None else tuple((tuple(m.key for m in b), r.key) for b, r in parts),
     )
     with _EMITTED_LOCK:
         kernel = _EMITTED.get(key)
         if kernel is not None:
             _EMITTED.move_to_end(key)
             return kernel
-    if root is None:
+    if parts is None:
         kernel = emit_map(members, input_exprs)
     else:
-        kernel = emit_reduce(members, input_exprs, root)
+        kernel = emit_reduce_joint(parts, input_exprs)
     with _EMITTED_LOCK:
         _EMITTED[key] = kernel
         while len(_EMITTED) > _EMITTED_SIZE:
@@ -200,7 +206,7 @@ def map_function(members: Sequence[Expr], input_exprs: Sequence[Expr], options: 
     kernel = _emitted(members, input_exprs, None)
     fn = compile_kernel(kernel, options)
     dtype = np.dtype(kernel.args[0].dtype)
-    inputs = _Inputs(slots(members, input_exprs), members, members[-1].shape)
+    inputs = _Inputs(list(kernel.slots), kernel.members, members[-1].shape)
     messages = kernel.status
     mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
 
@@ -256,47 +262,65 @@ def partial_function(
     members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr, options: Options
 ) -> PartialFn:
     """The compiled partial of ``root`` (a Reduce) over its body ``members`` (may be empty)."""
-    kernel = _emitted(members, input_exprs, root)
-    fn = compile_kernel(kernel, options)
-    spec = kernel.reduce
-    assert spec is not None
-    op = root.op
-    body = root.inputs[0]
-    axes = op.axes
-    in_shape = body.shape
-    reference = kernel_for(op)
-    inputs = _Inputs(slots(members, input_exprs, root), members, body.shape)
-    messages = kernel.status
-    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
-    flat = op.flat
-    global_strides = _c_strides(in_shape)
+    joint = joint_partial_function([(members, root)], input_exprs, options)
 
     def run(region: Region, get: GetRegion) -> Any:
+        return joint(region, get)[0]
+
+    return run
+
+
+def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: Options) -> Callable:
+    """The compiled partials of several reductions of one block grid, in one pass.
+
+    ``parts``: ``(body members, root)`` per reduction (same body shape and
+    reduced axes); ``input_exprs``: every input any body reads. The result
+    maps ``(body_region, get_region)`` to the list of partial states.
+    """
+    kernel = _emitted([], input_exprs, parts)
+    fn = compile_kernel(kernel, options)
+    specs = kernel.reduces
+    roots = [root for _, root in parts]
+    op = roots[0].op
+    axes = op.axes
+    in_shape = roots[0].inputs[0].shape
+    references = [kernel_for(r.op) for r in roots]
+    inputs = _Inputs(list(kernel.slots), kernel.members, in_shape)
+    messages = kernel.status
+    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
+    flat = [r.op.flat for r, sp in zip(roots, specs) if sp.index]
+    if len(set(flat)) > 1:
+        raise ValueError("joint reductions number their elements differently (flat and not)")
+    global_strides = _c_strides(in_shape)
+    rank = any(sp.rank for sp in specs)
+
+    def run(region: Region, get: GetRegion) -> list[Any]:
         shape = tuple(s.stop - s.start for s in region)
         if math.prod(shape) == 0:
-            empty = np.empty(shape, dtype=spec.value)
-            return reference.partial(op, root, empty, region, in_shape)
+            return [
+                ref.partial(r.op, r, np.empty(shape, dtype=sp.value), region, in_shape)
+                for ref, r, sp in zip(references, roots, specs)
+            ]
         state_shape = tuple(1 if a in axes else n for a, n in enumerate(shape))
-        arrays = [np.full(state_shape, init, dtype=dt) for dt, init in spec.states]
+        arrays = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
         acc = [0 if a in axes else s for a, s in enumerate(_c_strides(state_shape))]
         offsets, strides = [0], [acc]
-        if spec.rank:
+        if rank:
             sub = _c_strides([shape[a] for a in axes])
-            rank = dict(zip(axes, sub))
+            ranks = dict(zip(axes, sub))
             offsets.append(1)
-            strides.append([rank.get(a, 0) for a in range(len(shape))])
-        if spec.index:
-            if flat:
-                offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
-                strides.append(list(global_strides))
-            else:
-                (ax,) = axes
-                offsets.append(region[ax].start)
-                strides.append([1 if a == ax else 0 for a in range(len(shape))])
+            strides.append([ranks.get(a, 0) for a in range(len(shape))])
+        if flat and flat[0]:
+            offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
+            strides.append(list(global_strides))
+        elif flat:
+            (ax,) = axes
+            offsets.append(region[ax].start)
+            strides.append([1 if a == ax else 0 for a in range(len(shape))])
         bufs, in_offsets, in_strides = inputs.fetch(region, get)
-        states = [a.reshape(-1) for a in arrays]
-        if kernel.tile:  # the kernel's scratch tile of values
-            states.append(np.empty(kernel.tile, dtype=spec.value))
+        states = [a.reshape(-1) for per in arrays for a in per]
+        if kernel.tile:  # the kernel's scratch tiles of values
+            states += [np.empty(kernel.tile, dtype=sp.value) for sp in specs]
         status = 0
         for meta in _metas(shape, offsets + in_offsets, strides + in_strides):
             status |= fn(*states, meta, *bufs)
@@ -304,6 +328,6 @@ def partial_function(
         if status:
             _report(status, messages)
         count = math.prod(shape[a] for a in axes)
-        return _state(spec, arrays, count)
+        return [_state(sp, per, count) for sp, per in zip(specs, arrays)]
 
     return run

@@ -47,24 +47,35 @@ def _ancestors(plan: Plan) -> dict[str, frozenset[str]]:
 def sibling_groups(plan: Plan) -> list[list[str]]:
     """Sets of two or more stages that one pass over their shared inputs can compute.
 
-    Greedy in plan order: a stage joins the first open set with its grid
-    that it shares an input with and that holds none of its ancestors or
-    descendants.
+    In plan order, a stage joins every open set with its grid that it shares
+    an input with and that holds none of its ancestors or descendants; sets
+    it joins are merged (when no member of one depends on a member of the
+    other), so the result does not depend on the order stages come in.
     """
     ancestors = _ancestors(plan)
+
+    def related(a: list[str], b: list[str]) -> bool:
+        return any(m in ancestors[n] or n in ancestors[m] for m in a for n in b)
+
     groups: list[tuple[tuple, list[str], set[str]]] = []  # signature, names, their inputs
     for name, s in plan.stages.items():
         sig = grid_signature(s)
         if sig is None or not s.inputs:
             continue
-        for gsig, names, inputs in groups:
-            if gsig != sig or not inputs & set(s.inputs):
+        joined: tuple[tuple, list[str], set[str]] | None = None
+        for group in list(groups):
+            gsig, names, inputs = group
+            if gsig != sig or not inputs & set(s.inputs) or related(names, [name]):
                 continue
-            if any(n in ancestors[name] or name in ancestors[n] for n in names):
-                continue
-            names.append(name)
-            inputs.update(s.inputs)
-            break
-        else:
+            if joined is None:
+                names.append(name)
+                inputs.update(s.inputs)
+                joined = group
+            elif not related(names, joined[1]):
+                joined[1].extend(names)
+                joined[2].update(inputs)
+                groups.remove(group)
+        if joined is None:
             groups.append((sig, [name], set(s.inputs)))
-    return [names for _, names, _ in groups if len(names) > 1]
+    order = {n: i for i, n in enumerate(plan.stages)}
+    return [sorted(names, key=order.get) for _, names, _ in groups if len(names) > 1]
