@@ -42,7 +42,14 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.token import Hole
-from lazyarr.kernels.emit_fold import ReduceSpec, reduce_spec, update_function, update_lines
+from lazyarr.kernels.emit_fold import (
+    ReduceSpec,
+    lane_lines,
+    laned,
+    reduce_spec,
+    update_function,
+    update_lines,
+)
 from lazyarr.kernels.emit_ops import (
     Operand,
     Scope,
@@ -512,7 +519,9 @@ def emit_reduce_joint(
     rank, index = any(sp.rank for sp in specs), any(sp.index for sp in specs)
     n_in = len(group_slots)
     n_states = bases[-1] + len(specs[-1].states)
-    tiled = bool(members)  # values in tiles (vectorized), then folded in order
+    sources = [name for name, _ in values]
+    # values in tiles (vectorized), then folded: into lanes (sums) or in order
+    tiled = bool(members) or any(laned(sp) for sp in specs)
     args = (
         *(
             Arg(f"s{i}", dt.name)
@@ -545,7 +554,7 @@ def emit_reduce_joint(
     def loop(fast: bool, registers: bool) -> list[str]:
         step, update = (fast_step, fast_update) if fast else (slow_step, slow_update)
         if fast and registers and tiled:
-            return _tiled_fold(n_in, step, specs, tags, bases, rank, index)
+            return _tiled_fold(n_in, step, specs, tags, bases, sources, rank, index)
         each = [*virtual, *_reads(n_in, fast), *step, *update]
         views = _views(n_in) if fast else []
         if not registers and fast:  # the states' row is contiguous too
@@ -601,34 +610,51 @@ def _tiled_fold(
     specs: Sequence[ReduceSpec],
     tags: Sequence[str],
     bases: Sequence[int],
+    names: Sequence[str],
     rank: bool,
     index: bool,
 ) -> list[str]:
     """The contiguous loop folding into registers, a tile at a time.
 
-    A fold is a chain through the accumulators that LLVM must not reorder
-    (NumPy's rounding), which keeps a one-loop kernel scalar. Here the values
-    of a tile are computed first by a loop without that chain (vectorized;
-    interleaved through the ``ilp`` probe) into the caller's scratch arrays
-    ``tl<tag>`` (``_TILE`` elements, in L1 cache), then folded one by one in
-    the same order as before: the result is unchanged, bit for bit.
+    A fold is a chain through the accumulators that LLVM must not reorder,
+    which keeps a one-loop kernel scalar. Here the values of a tile are
+    computed first by a loop without that chain (vectorized; interleaved
+    through the ``ilp`` probe) into the caller's scratch arrays ``tl<tag>``
+    (``_TILE`` elements, in L1 cache; a value that is an input is read from
+    the input's view instead), then folded: floating sums into ``LANES``
+    independent partial sums (:func:`laned`), every other reduction one
+    value at a time in order. A tile's lanes are summed pairwise into the
+    register, so the chain of dependent additions has one link per tile.
     """
     virtual = ["q = j0 + i"] if rank or index else []
     virtual += ["k = pk + q * tk"] if rank else []
     virtual += ["g = pg + q * tg"] if index else []
-    values = [*(f"x{k} = y{k}[i]" for k in range(n_in)), *step]
-    values += [f"tl{t}[i] = v{t}" for t in tags]
-    values.append(f"ilp |= {_ilp_probe(specs[0].value)}")
-    folds = [*virtual]
-    for t, sp, base in zip(tags, specs, bases):
-        folds += [f"v{t} = tl{t}[i]", *update_lines(sp, f"v{t}", base, t)]
+    sources = [f"y{n[1:]}" if n.startswith("x") else f"tl{t}" for n, t in zip(names, tags)]
+    stores = [f"tl{t}[i] = v{t}" for t, src in zip(tags, sources) if src.startswith("tl")]
+    values: list[str] = []
+    if stores:
+        values = [*(f"x{k} = y{k}[i]" for k in range(n_in)), *step, *stores]
+        values.append(f"ilp |= {_ilp_probe(specs[0].value)}")
+        values = ["for i in range(m):", *_indent(values, 1)]
+    init: list[str] = []
+    folds: list[str] = []
+    finish: list[str] = []
+    in_order = [*virtual]
+    for t, sp, base, src in zip(tags, specs, bases, sources):
+        if laned(sp):
+            start, fold, end = lane_lines(sp, base, t, src)
+            init, folds, finish = init + start, folds + fold, finish + end
+        else:
+            in_order += [f"v{t} = {src}[i]", *update_lines(sp, f"v{t}", base, t)]
+    if len(in_order) > len(virtual):
+        folds += ["for i in range(m):", *_indent(in_order, 1)]
     return [
         *_views(n_in),
         f"for j0 in range(0, n, {_TILE}):",
         f"    m = min({_TILE}, n - j0)",
         *(f"    y{k} = w{k}[j0:j0 + m]" for k in range(n_in)),
-        "    for i in range(m):",
-        *_indent(values, 2),
-        "    for i in range(m):",
-        *_indent(folds, 2),
+        *_indent(values, 1),
+        *_indent(init, 1),
+        *_indent(folds, 1),
+        *_indent(finish, 1),
     ]

@@ -18,7 +18,15 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Reduce
 from lazyarr.kernels.emit_ops import Unsupported, cast, check_dtype, dtype_text
 
-__all__ = ["ReduceSpec", "reduce_spec", "update_function", "update_lines"]
+__all__ = [
+    "LANES",
+    "ReduceSpec",
+    "laned",
+    "lane_lines",
+    "reduce_spec",
+    "update_function",
+    "update_lines",
+]
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -207,3 +215,43 @@ def update_function(
     lines += _indent(update_lines(spec, "v", base))
     lines.append(f"    return {regs}")
     return lines, f"{regs} = update{tag}({', '.join([regs, v, *extra])})"
+
+
+# Independent partial sums a tile of values is folded into (vectorizable: no chain).
+LANES = 8
+
+
+def laned(spec: ReduceSpec) -> bool:
+    """Whether a tile of this reduction's values folds into ``LANES`` partial sums.
+
+    Floating sums and means only: a chain of dependent additions runs at one
+    per add latency, lanes at several per cycle; the lanes are combined
+    pairwise, like NumPy's own pairwise summation (and about as accurate),
+    so results match NumPy within rounding, not bit for bit the in-order sum.
+    """
+    return spec.func in ("sum", "mean") and spec.acc.kind in "fc"
+
+
+def lane_lines(
+    spec: ReduceSpec, base: int, tag: str, tile: str
+) -> tuple[list[str], list[str], list[str]]:
+    """(lanes set to zero, the fold of ``tile[0:m]`` into them, their sum added to the register)."""
+    A = dtype_text(spec.acc)
+    lanes = [f"l{q}{tag}" for q in range(LANES)]
+    init = [f"{lane} = {A}(0)" for lane in lanes]
+
+    def add(lane: str, at: str) -> str:
+        return f"{lane} = {A}({lane} + {cast(f'{tile}[{at}]', spec.value, spec.acc)})"
+
+    fold = [
+        f"e{tag} = m - m % {LANES}",
+        f"for i in range(0, e{tag}, {LANES}):",
+        *_indent([add(lane, f"i + {q}" if q else "i") for q, lane in enumerate(lanes)]),
+        f"for i in range(e{tag}, m):",
+        *_indent([add(lanes[0], "i")]),
+    ]
+    level = lanes
+    while len(level) > 1:  # pairwise: ((l0 + l1) + (l2 + l3)) + ...
+        level = [f"({x} + {y})" for x, y in zip(level[::2], level[1::2])]
+    finish = [f"a{base} = {A}(a{base} + {A}{level[0]})"]
+    return init, fold, finish

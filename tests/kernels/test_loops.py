@@ -8,6 +8,7 @@ of a plain sequential loop, so results stay the same bit for bit.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -80,19 +81,51 @@ def test_the_values_of_a_fold_are_computed_by_a_vector_loop():
     assert len(sqrt) >= 2 and len(div) >= 2, "the values of the fold are not vectorized"
 
 
-@pytest.mark.parametrize("n", [1, 511, 512, 513, 1537])
-def test_a_tiled_sum_adds_in_sequential_order(n):
+def lane_sum(values: np.ndarray, tile: int = 512, lanes: int = 8) -> float:
+    """The kernel's floating sum of one row, step by step: per tile, ``lanes`` partial
+    sums over whole groups of ``lanes`` values, the rest into lane 0, summed pairwise
+    into the total."""
+    total = np.float64(0)
+    for j0 in range(0, len(values), tile):
+        t = values[j0 : j0 + tile]
+        acc = [np.float64(0)] * lanes
+        e = len(t) - len(t) % lanes
+        for i in range(e):
+            acc[i % lanes] = acc[i % lanes] + t[i]
+        for i in range(e, len(t)):
+            acc[0] = acc[0] + t[i]
+        while len(acc) > 1:
+            acc = [x + y for x, y in zip(acc[::2], acc[1::2])]
+        total = total + acc[0]
+    return total
+
+
+@pytest.mark.parametrize("n", [1, 7, 511, 512, 513, 1537])
+def test_a_tiled_sum_adds_in_lanes_in_a_fixed_order(n):
     rng = np.random.default_rng(n)
     a, b = rng.standard_normal(n) * 1e3, rng.standard_normal(n)
     values = a * 0.3 + b
-    # one block: the result is the kernel's fold, a sequential sum (np.cumsum adds in order)
+    # one block: the result is the kernel's fold, lane by lane, deterministic to the bit
     got = la.sum(la.asarray(a) * 0.3 + la.asarray(b)).compute(executor="numba")
-    assert got == np.cumsum(values)[-1]
-    # a row per output, over tiles: each row sums in order too
+    assert got == lane_sum(values)
+    assert abs(got - math.fsum(values)) <= 1e-12 * np.abs(values).sum()
+    # a lone sum (no body) folds its input in lanes too
+    assert la.sum(la.asarray(values)).compute(executor="numba") == lane_sum(values)
+    # a row per output, over tiles: each row the same way
     rows = np.stack([values, values[::-1]])
     x = la.asarray(np.stack([a, a[::-1]])) * 0.3 + la.asarray(np.stack([b, b[::-1]]))
     got_rows = la.sum(x, axis=1).compute(executor="numba")
-    np.testing.assert_array_equal(got_rows, np.cumsum(rows, axis=1)[:, -1])
+    np.testing.assert_array_equal(got_rows, [lane_sum(r) for r in rows])
+
+
+def test_a_lane_sum_is_as_accurate_as_numpys_pairwise_sum():
+    """Lanes are not a chain: a sum of many values that cancel keeps NumPy's accuracy."""
+    rng = np.random.default_rng(3)
+    v = np.concatenate([rng.standard_normal(200_000) * 1e8, rng.standard_normal(200_000)])
+    rng.shuffle(v)
+    exact = math.fsum(v)
+    got = la.sum(la.asarray(v)).compute(executor="numba")
+    assert abs(got - exact) <= 4 * abs(np.sum(v) - exact) + 1e-6
 
 
 def test_positions_and_nans_in_later_tiles():
