@@ -2,16 +2,17 @@
 
 A plan becomes one Dask graph, sent in one message (:mod:`.dask_graph`;
 per-task ``client.submit`` costs a scheduler message and client CPU per
-block). Block ``index`` of a stage is a task whose arguments are the input
-blocks it reads (``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``);
+block). Block ``index`` of a stage is a task whose arguments are the stage's
+payload and the input blocks it reads (``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``);
 on the worker it assembles the regions and calls ``blockwork.compute_block``
 with the worker's kernel set (generated Numba kernels when available, else NumPy;
 config ``dask.kernels``). Stages the ``place`` pass marked ``"tree"``
 (reductions, contractions) run as planned: one task per part on its
 worker, the combine steps of ``placement.combine_schedule``, the block on
-its owner. What a task needs of its stage travels once per worker: one
-payload task per stage, holding the stage with its input expressions
-detached (no upstream user data, no futures). User arrays (``FromArray``,
+its owner. What a task needs of its stage is its payload: the stage with
+its input expressions detached (no upstream user data, no futures), small
+enough to ride inside each task (pickled once, unpickled once per worker),
+else one payload task per stage that each worker fetches once. User arrays (``FromArray``,
 locally persisted blocks) are split here and scattered, each block to its
 planned worker; every other source is a task, so it has lineage and
 survives a lost worker. The client holds futures of the kept stages'
@@ -80,6 +81,8 @@ Index = tuple[int, ...]
 Blocks = dict[Index, TaskRef]
 """A stage's blocks: futures (scattered, persisted, kept) or tasks of the run's graph."""
 Layout = tuple[tuple[int, Index], ...]
+_CONTEXT_FRESH_S = 1.0
+"""How long the workers :meth:`DaskExecutor.plan_context` saw stand for the live ones."""
 
 
 def _is_local_data(stage: Stage) -> bool:
@@ -283,18 +286,20 @@ class _Run:
         )
         return self.task(fn, *args, key=self.key(stage, index), worker=owner, block=True)
 
-    def _payload(self, stage: Stage) -> TaskRef:
-        """The stage's payload, as a task (with lineage, unlike scattered data).
+    def _payload(self, stage: Stage) -> StagePayload | TaskRef:
+        """The stage's payload: itself when small (it rides inside each task), else a task.
 
-        Workers fetch it once each; the statistics do not count it as data.
+        A small payload is pickled once here and unpickled once per worker
+        process (:class:`StagePayload`), and adds no task and no fetch
+        before a stage's first blocks. A big one is a task (with lineage,
+        unlike scattered data) that workers fetch once each; the statistics
+        do not count it as data.
         """
-        return self.graph.add(
-            f"{dask_stats.PAYLOAD_PREFIX}{stage.name}-{self.token}",
-            identity,
-            StagePayload(detached(stage), self.settings),
-            worker=None,
-            loose=False,
-        )
+        key = f"{dask_stats.PAYLOAD_PREFIX}{stage.name}-{self.token}"
+        payload = StagePayload(detached(stage), self.settings, key)
+        if payload.inline:
+            return payload
+        return self.graph.add(key, identity, payload, worker=None, loose=False)
 
     def _scatter_blocks(self, stage: Stage) -> Blocks:
         by_worker: dict[str | None, dict[str, Any]] = {}
@@ -358,6 +363,7 @@ class DaskExecutor:
     def __init__(self) -> None:
         self._cluster = ClusterManager()
         self.last_stats: RunStats | None = None
+        self._context: tuple[Client, float, tuple] | None = None  # plan_context's workers
 
     def client(self) -> Client:
         """The ``distributed.Client`` in use (connects or starts a cluster on first use)."""
@@ -369,7 +375,22 @@ class DaskExecutor:
 
     def plan_context(self) -> dict[str, Any]:
         """Worker count, sorted worker addresses, their hosts and memory limit, for the passes."""
-        return worker_info(self.client())
+        client = self.client()
+        info = worker_info(client)
+        self._context = (client, time.monotonic(), info["workers"])
+        return info
+
+    def _live_workers(self, client: Client, fresh: bool) -> tuple:
+        """The workers now: those :meth:`plan_context` just saw (one scheduler call less), or asked.
+
+        ``fresh``: ask the scheduler (a resubmission after lost blocks).
+        """
+        seen, self._context = self._context, None
+        if not fresh and seen is not None:
+            who, when, workers = seen
+            if who is client and time.monotonic() - when < _CONTEXT_FRESH_S:
+                return workers
+        return worker_info(client)["workers"]
 
     def execute(
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
@@ -444,7 +465,7 @@ class DaskExecutor:
         progress.start(plan.total_blocks)
         try:
             while True:
-                live = worker_info(client)["workers"]
+                live = self._live_workers(client, fresh=retries > 0)
                 run = _Run(client, plan, outputs, placement, live, watched=watched)
                 try:
                     run.submit()

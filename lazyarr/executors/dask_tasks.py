@@ -1,10 +1,15 @@
 """The functions Dask tasks run on the workers for the ``dask`` executor.
 
-A stage travels to the workers once, as a :class:`StagePayload` whose input
+A stage travels to the workers as a :class:`StagePayload` whose input
 expressions are detached (:func:`detached`: shape, dtype and chunks only,
-no upstream user data or futures). Its kernels are looked up once per
-worker process: generated Numba kernels when the numba executor imports,
-NumPy reference kernels otherwise.
+no upstream user data or futures). A small payload (most: a few kB) rides
+inside each task's arguments, pickled once on the client; each worker
+process unpickles it once and keeps it (by a token unique to the run and
+stage), so its kernels are looked up once per worker process: generated
+Numba kernels when the numba executor imports, NumPy reference kernels
+otherwise. A big one (constants of many kB inside its ops) is a task of
+its own that workers fetch once, like data (the executor decides:
+:attr:`StagePayload.inline`).
 
 Task functions: :func:`block_task` (one whole block, ``blockwork``), and for
 "tree" stages of the placement pass :func:`part_task` (a reduction partial
@@ -15,7 +20,10 @@ or a partial product), :func:`combine_task` (two parts into one) and
 from __future__ import annotations
 
 import copyreg
+import pickle
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -102,22 +110,66 @@ def _worker_kernels(settings: tuple) -> Any:
     return kernels
 
 
+INLINE_BYTES = 32 * 1024
+"""Payloads up to this size (pickled) travel inside each task; bigger ones are a task."""
+
+_PAYLOADS: OrderedDict[str, StagePayload] = OrderedDict()
+_PAYLOADS_LOCK = threading.Lock()
+_PAYLOADS_SIZE = 256
+"""Payloads a worker process keeps by token (the most recently used ones)."""
+
+
+def _payload_from(token: str, blob: bytes) -> StagePayload:
+    """The payload ``token`` names: this process's copy, or ``blob`` unpickled (and kept)."""
+    with _PAYLOADS_LOCK:
+        found = _PAYLOADS.get(token)
+        if found is not None:
+            _PAYLOADS.move_to_end(token)
+            return found
+    stage, settings = pickle.loads(blob)
+    payload = StagePayload(stage, settings, token)
+    payload._blob = blob  # passed on as it came (the scheduler sends it to workers)
+    with _PAYLOADS_LOCK:
+        payload = _PAYLOADS.setdefault(token, payload)
+        while len(_PAYLOADS) > _PAYLOADS_SIZE:
+            _PAYLOADS.popitem(last=False)
+    return payload
+
+
 class StagePayload:
     """What the tasks of one stage share; its kernels are looked up once per worker.
 
     ``settings``: the client's ``numba.*`` config, so workers compile as the
-    client asks; ``()`` uses the NumPy reference kernels.
+    client asks; ``()`` uses the NumPy reference kernels. ``token``: a name
+    unique to this payload (the run's and the stage's); with one, the
+    payload pickles once (:attr:`blob`) and unpickles once per process.
     """
 
-    __slots__ = ("_fns", "settings", "stage")
+    __slots__ = ("_blob", "_fns", "settings", "stage", "token")
 
-    def __init__(self, stage: Stage, settings: tuple = ()) -> None:
+    def __init__(self, stage: Stage, settings: tuple = (), token: str | None = None) -> None:
         self.stage = stage
         self.settings = settings
+        self.token = token
         self._fns: tuple[Any, ...] | None = None
+        self._blob: bytes | None = None
+
+    @property
+    def blob(self) -> bytes:
+        """The stage and settings, pickled (once)."""
+        if self._blob is None:
+            self._blob = pickle.dumps((self.stage, self.settings), protocol=5)
+        return self._blob
+
+    @property
+    def inline(self) -> bool:
+        """Small enough to travel inside every task that uses it."""
+        return self.token is not None and len(self.blob) <= INLINE_BYTES
 
     def __reduce__(self) -> tuple:
-        return (StagePayload, (self.stage, self.settings))
+        if self.token is None:
+            return (StagePayload, (self.stage, self.settings))
+        return (_payload_from, (self.token, self.blob))
 
     def functions(self) -> tuple[Any, ...]:
         if self._fns is None:

@@ -12,6 +12,8 @@ pass all use these functions, so they agree on what a block reads.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from lazyarr.graph.expr import Expr, Region
@@ -66,6 +68,14 @@ def member_regions(members: Sequence[Expr], root_inputs: Sequence[Region]) -> di
     return need
 
 
+_READS: OrderedDict[tuple, tuple[Read, ...]] = OrderedDict()
+_READS_SIZE = 4096
+_READS_LOCK = threading.Lock()
+"""Groups' external reads kept by (members, inputs, regions): the placement pass and
+the executor ask for the same blocks and parts of a plan, and walking the members'
+region rules costs tens of microseconds each time."""
+
+
 def external_reads(
     members: Sequence[Expr],
     input_exprs: Sequence[Expr],
@@ -73,8 +83,31 @@ def external_reads(
     need: dict[str, Region] | None = None,
 ) -> list[Read]:
     """Each (input position, region) the group reads from outside, each once, in order."""
-    if need is None:
-        need = member_regions(members, root_inputs)
+    if need is not None:
+        return _external_reads(members, input_exprs, root_inputs, need)
+    key = (
+        tuple(m.key for m in members),
+        tuple(e.key for e in input_exprs),
+        tuple(tuple((r.start, r.stop) for r in region) for region in root_inputs),
+    )
+    found = _READS.get(key)
+    if found is None:
+        found = tuple(
+            _external_reads(members, input_exprs, root_inputs, member_regions(members, root_inputs))
+        )
+        with _READS_LOCK:
+            _READS[key] = found
+            while len(_READS) > _READS_SIZE:
+                _READS.popitem(last=False)
+    return list(found)
+
+
+def _external_reads(
+    members: Sequence[Expr],
+    input_exprs: Sequence[Expr],
+    root_inputs: Sequence[Region],
+    need: dict[str, Region],
+) -> list[Read]:
     inside = {m.key for m in members}
     pos = positions(input_exprs)
     seen: set[tuple] = set()  # slices hash only from Python 3.12

@@ -14,6 +14,12 @@ only walks the plan and rewires. Two kinds of group:
   each block or partial product computes just the operand regions it
   reads, so the operand is never stored whole. Any shape and chunks: the
   regions rule (``graph.group``) says what each member must cover.
+* **epilogues**: a contraction whose blocks are each one product (its
+  summed axes are not split into blocks, e.g. ``X @ w`` over row blocks of
+  ``X``) joins an elementwise reader over its own grid, so
+  ``sigmoid(X @ w)`` is one stage: each block is computed and mapped before
+  it is stored. Only when the contraction folds no operand of its own (an
+  operand group and an epilogue in one stage are not combined).
 
 Reductions, sorts, rechunks, array indexing and sources never join.
 """
@@ -25,8 +31,16 @@ from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.indexing import GetItem
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
+from lazyarr.optimize.placement.deps import n_contraction_parts
 
-__all__ = ["can_join", "is_contraction", "is_group_op", "is_operand_op", "may_root"]
+__all__ = [
+    "can_join",
+    "is_contraction",
+    "is_epilogue_producer",
+    "is_group_op",
+    "is_operand_op",
+    "may_root",
+]
 
 _CONTRACTIONS = (Matmul, Tensordot, Einsum)
 
@@ -55,22 +69,41 @@ def is_operand_op(e: Expr) -> bool:
     return False
 
 
+def is_epilogue_producer(e: Expr) -> bool:
+    """A contraction whose every block is one product (no summed axis split into blocks).
+
+    Such a block reads whole operand panels and is computed in one call, so
+    an elementwise reader over the same grid can map it before it is stored.
+    """
+    return is_contraction(e) and n_contraction_parts(e) == 1
+
+
 def may_root(e: Expr) -> bool:
     """An op that can close a fused group (elementwise, a reduction or a contraction)."""
     return isinstance(e.op, (Elementwise, Reduce)) or is_contraction(e)
 
 
-def can_join(producer: Expr, reader: Expr, operand_group: bool = False) -> tuple[bool, str]:
+def can_join(
+    producer: Expr, reader: Expr, operand_group: bool = False, root: Expr | None = None
+) -> tuple[bool, str]:
     """Whether ``producer`` can be computed inside ``reader``'s stage, and why not.
 
     ``operand_group``: the reader belongs to a group closed by a contraction
     (the reader is the contraction or one of its operand members).
+    ``root``: the root of the reader's group (None: the reader itself); a
+    contraction joins only groups whose root is elementwise (an epilogue).
     """
     if operand_group:
         if is_operand_op(producer):
             return True, ""
         return False, f"{producer.op.label()} is neither elementwise nor a view"
-    if not is_group_op(producer):
+    if is_contraction(producer):
+        group_root = reader if root is None else root
+        if not isinstance(reader.op, Elementwise) or not isinstance(group_root.op, Elementwise):
+            return False, f"{producer.op.label()} is not elementwise"
+        if not is_epilogue_producer(producer):
+            return False, f"{producer.op.label()} sums over split axes (a tree of partial products)"
+    elif not is_group_op(producer):
         return False, f"{producer.op.label()} is not elementwise"
     if isinstance(reader.op, Reduce):
         return True, ""

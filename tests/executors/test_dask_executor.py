@@ -394,6 +394,36 @@ def test_measured_bytes_equal_the_placement_plan(case, dask_ex):
         np.testing.assert_allclose(block, want[tuple(slice(100 * j, 100 * j + 100) for j in i)])
 
 
+def test_newton_step_with_an_epilogue_matches_the_plan(dask_ex):
+    """sigmoid(X @ w) is one task per row block; gradient and Hessian trees; bytes as planned."""
+    passes = tuple(config.get("optimize.passes"))
+    if "place" not in passes or "fuse" not in passes:
+        pytest.skip("no fusion or placement pass in this pipeline")
+    rng = np.random.default_rng(5)
+    xn = rng.standard_normal((4000, 8))
+    yn = (rng.random(4000) < 0.5).astype(np.float64)
+    wn = rng.standard_normal(8) * 0.3
+    x, y = la.persist(la.asarray(xn, chunks=(500, 8)), la.asarray(yn, chunks=500), executor="dask")
+    w = la.asarray(wn)
+    p = 1.0 / (1.0 + la.exp(-(x @ w)))
+    g = x.T @ (p - y)
+    h = x.T @ (x * (p * (1.0 - p))[:, None])
+    step = w - la.linalg.solve(h, g)
+    plan = api.make_plan([step._expr], "dask", passes, extra=dask_ex.plan_context())
+    ops = {n: [m.op.label() for m in s.members] for n, s in plan.stages.items()}
+    (epilogue,) = [n for n, o in ops.items() if o[0] == "matmul" and o[-1] != "matmul"]
+    assert ops[epilogue] == ["matmul", "negative", "exp"] and plan.stages[epilogue].nblocks == 8
+    assert ["matmul"] not in ops.values()  # no stored X @ w
+    with config.set({"dask.active-memory-manager": False, "dask.placement": "hard"}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    stats = dask_ex.last_stats
+    assert stats.extra["measured_bytes"] == stats.extra["predicted_bytes"]
+    assert epilogue in stats.stage_seconds
+    pn = 1.0 / (1.0 + np.exp(-(xn @ wn)))
+    hn = xn.T @ (xn * (pn * (1.0 - pn))[:, None])
+    np.testing.assert_allclose(got, wn - np.linalg.solve(hn, xn.T @ (pn - yn)), rtol=1e-9)
+
+
 def test_stats_without_a_placement_plan(dask_ex):
     y = la.ones((4, 4), chunks=2) * 2
     api.compute_exprs([y._expr], executor="dask", passes=("cse", "simplify"))

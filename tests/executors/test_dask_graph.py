@@ -10,6 +10,7 @@ worker restrictions and dependencies as the scheduler holds them.
 from __future__ import annotations
 
 import operator
+import pickle
 import time
 
 import numpy as np
@@ -20,7 +21,7 @@ from distributed import Future, SchedulerPlugin
 
 import lazyarr as la
 from lazyarr import api, config
-from lazyarr.executors import dask_stats
+from lazyarr.executors import dask_stats, dask_tasks
 from lazyarr.executors.dask_graph import TaskGraph
 from lazyarr.optimize.placement import combine_schedule, host_ids
 
@@ -161,15 +162,13 @@ def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask
     (graph,) = graph_log()  # one update-graph for the whole compute
     computed = {n: s for n, s in plan.stages.items() if s.kind != "source"}
     payloads = {k for k in graph if k.startswith(dask_stats.PAYLOAD_PREFIX)}
-    assert len(payloads) == len(computed)
-    blocks = {k for k in graph if k not in payloads}
+    assert payloads == set()  # small payloads ride inside the tasks
+    blocks = set(graph)
     # every block of every computed stage is in it, and tree stages add parts and steps
     assert {_split(k, computed)[:2] for k in blocks if not _split(k, computed)[2]} == {
         (n, i) for n, s in computed.items() for i in np.ndindex(*s.numblocks)
     }
     assert len(blocks) > sum(s.nblocks for s in computed.values()) or not tree
-    for k in payloads:
-        assert graph[k][:2] == ((), False), k
     for k in blocks:
         name, index, part = _split(k, computed)
         restricted, loose, _ = graph[k]
@@ -187,9 +186,47 @@ def test_without_a_plan_for_workers_tasks_are_unrestricted(dask_ex, graph_log):
         (got,) = dask_ex.execute(plan, plan.outputs)
     np.testing.assert_allclose(got, np.sin(np.arange(10.0)) * 2)
     (graph,) = graph_log()
-    assert len(plan.stages) == 3  # arange, sin, * 2: four blocks each, and their payloads
-    assert len(graph) == 3 * 4 + 3
+    assert len(plan.stages) == 3  # arange, sin, * 2: four blocks each (payloads inside)
+    assert len(graph) == 3 * 4
     assert {v[:2] for v in graph.values()} == {((), False)}
+
+
+def test_a_big_payload_is_a_task_each_worker_fetches(dask_ex, graph_log, monkeypatch):
+    x = la.asarray(np.arange(40.0), chunks=10)
+    y = la.exp(x) * 2 + (x @ x)
+    plan = api.make_plan([y._expr], "dask", ("cse", "simplify", "fuse"))
+    computed = [n for n, s in plan.stages.items() if s.kind != "source"]
+    monkeypatch.setattr(dask_tasks, "INLINE_BYTES", 0)  # every payload is "big"
+    (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, np.exp(np.arange(40.0)) * 2 + np.arange(40.0) @ np.arange(40.0))
+    (graph,) = graph_log()
+    payloads = {k for k in graph if k.startswith(dask_stats.PAYLOAD_PREFIX)}
+    assert len(payloads) == len(computed)
+    assert all(graph[k][:2] == ((), False) for k in payloads)
+    blocks = [k for k in graph if k not in payloads]
+    # every task of a computed stage depends on its stage's payload task
+    for k in blocks:
+        name = max((n for n in computed if k.startswith(n + "-")), key=len)
+        assert any(d.startswith(dask_stats.PAYLOAD_PREFIX + name + "-") for d in graph[k][2]), k
+
+
+def test_inline_payloads_unpickle_once_per_process():
+    x = la.asarray(np.arange(6.0), chunks=3)
+    (stage,) = [
+        s for s in api.make_plan([(x + 1)._expr], "numpy", ()).stages.values() if s.kind != "source"
+    ]
+    payload = dask_tasks.StagePayload(dask_tasks.detached(stage), (), "lazyarr-stage-test-token")
+    assert payload.inline
+    first = pickle.loads(pickle.dumps(payload))
+    again = pickle.loads(pickle.dumps(payload))
+    assert first is again and first is not payload
+    assert first.stage.expr.key == payload.stage.expr.key
+    assert first.functions() is again.functions()  # kernels looked up once
+    other = dask_tasks.StagePayload(dask_tasks.detached(stage), (), "lazyarr-stage-test-other")
+    assert pickle.loads(pickle.dumps(other)) is not first
+    untokened = dask_tasks.StagePayload(dask_tasks.detached(stage))
+    assert not untokened.inline
+    assert pickle.loads(pickle.dumps(untokened)) is not pickle.loads(pickle.dumps(untokened))
 
 
 def test_persisted_and_scattered_inputs_are_dependencies_of_the_graph(dask_ex, graph_log):

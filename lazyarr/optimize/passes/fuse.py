@@ -1,5 +1,5 @@
 """Fusion: elementwise chains (and a trailing reduction) become one stage; contractions
-compute their cheap operands themselves.
+compute their cheap operands themselves, or map their blocks through an elementwise epilogue.
 
 Walks the stages from the outputs back. Each fusible stage either joins
 the group(s) of its readers or stays materialized, with the reason recorded
@@ -20,9 +20,17 @@ from lazyarr.optimize.siblings import sibling_groups
 __all__ = ["run"]
 
 
+def _folds_operands(plan: Plan, s: Stage) -> bool:
+    """Whether contraction stage ``s`` reads a stage it could compute itself (an operand)."""
+    outputs = set(plan.outputs)
+    return any(i not in outputs and is_operand_op(plan.stages[i].expr) for i in s.inputs)
+
+
 def _refusal(plan: Plan, name: str, groups: dict[str, set[str]]) -> str | None:
     """Why stage ``name`` cannot join its readers' groups (None: it can)."""
     s = plan.stages[name]
+    if is_contraction(s.expr) and _folds_operands(plan, s):
+        return "not fused: it reads operands it can compute itself (kept foldable)"
     for r in plan.readers[name]:
         reader = plan.stages[r]
         roots = groups[r]
@@ -32,9 +40,10 @@ def _refusal(plan: Plan, name: str, groups: dict[str, set[str]]) -> str | None:
             return f"not fused: its reader {reader.expr.op.label()} is not fusible"
         if not own_stage and operand and not is_operand_op(reader.expr):
             return f"not fused: its reader {reader.expr.op.label()} is not fusible"
-        ok, reason = can_join(s.expr, reader.expr, operand_group=operand)
-        if not ok:
-            return f"not fused: {reason}"
+        for root in sorted(roots):
+            ok, reason = can_join(s.expr, reader.expr, operand, plan.stages[root].expr)
+            if not ok:
+                return f"not fused: {reason}"
     return None
 
 
