@@ -76,7 +76,7 @@ from lazyarr import config  # noqa: E402
 
 MiB = 2**20
 N_WORKERS = 4
-ALL_PASSES = ["cse", "simplify", "fuse", "layout", "place"]
+ALL_PASSES = ["reblock", "cse", "simplify", "fuse", "layout", "place"]
 
 # (label, lazyarr config) of each lazyarr variant; "dask.array" is the other system
 LAZYARR_SYSTEMS: dict[str, dict[str, Any]] = {

@@ -13,7 +13,7 @@ from lazyarr.graph.ops import from_array
 from lazyarr.graph.ops._common import is_scalar
 from lazyarr.graph.token import ArrayData
 
-__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "source_expr"]
+__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "is_auto", "source_expr"]
 
 
 def chunk_limit() -> int:
@@ -24,6 +24,16 @@ def chunk_limit() -> int:
 def chunks_for(chunks: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[tuple[int, ...], ...]:
     """Explicit chunks for ``shape`` from a user spec (``"auto"`` uses the config)."""
     return normalize_chunks(chunks, shape, np.dtype(dtype).itemsize, chunk_limit())
+
+
+def is_auto(chunks: Any) -> bool:
+    """True when a chunk spec leaves every block size to lazyarr (``"auto"`` or None).
+
+    Generated sources record it (``auto_chunks``) so planning may re-block
+    them for the cluster; partly explicit specs (``(1000, "auto")``) count
+    as the user's choice.
+    """
+    return chunks is None or (isinstance(chunks, str) and chunks == "auto")
 
 
 def as_expr(value: Any, chunks: Any = "auto") -> Expr:

@@ -112,6 +112,10 @@ def _cacheable(plan: Plan) -> bool:
     return held <= _CACHE_SOURCE_LIMIT
 
 
+# Settings passes read (besides the pass list): a plan made under others is not reused.
+_PLAN_SETTINGS = ("placement.blocks-per-worker", "placement.reblock-min-bytes", "array.chunk-size")
+
+
 def make_plan(
     exprs: Sequence[Expr],
     executor: str = "numpy",
@@ -125,7 +129,15 @@ def make_plan(
     (``plan_context()``: worker count, addresses, hosts).
     """
     check = bool(config.resolve("optimize.check", check))
-    key = (tuple(e.key for e in exprs), executor, tuple(passes), check, _context_key(extra))
+    settings = tuple(repr(config.get(k)) for k in _PLAN_SETTINGS)
+    key = (
+        tuple(e.key for e in exprs),
+        executor,
+        tuple(passes),
+        check,
+        _context_key(extra),
+        settings,
+    )
     plan = _plan_cache.get(key)
     if plan is not None:
         _plan_cache.move_to_end(key)
@@ -219,6 +231,8 @@ def persist_exprs(
     _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
     stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
+    # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's
+    chunks = [plan.stages[o].expr.chunks for o in plan.outputs]
     return [
-        Expr(FromBlocks(store=s), (), e.shape, e.dtype, e.chunks) for e, s in zip(exprs, stores)
+        Expr(FromBlocks(store=s), (), e.shape, e.dtype, c) for e, s, c in zip(exprs, stores, chunks)
     ]

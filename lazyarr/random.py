@@ -3,6 +3,8 @@
 Values are drawn in fixed tiles chosen from the array's shape, each tile
 seeded from ``(seed, tile index)``; every block gathers its tiles, so every
 executor and every chunking gives the same numbers for the same seed.
+That is what lets the ``reblock`` pass give auto-chunked random arrays
+blocks chosen for the cluster without changing a single value.
 A ``seed`` of None draws a fresh seed when the expression is written.
 """
 
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import chunks_for
+from lazyarr._convert import chunks_for, is_auto
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Random
 
@@ -45,7 +47,7 @@ def _seed(seed: Any) -> int:
 def _make(dist: str, size: Any, dtype: Any, chunks: Any, seed: Any, args: tuple = ()) -> LazyArray:
     shape = _shape(size)
     dtype = np.dtype(dtype)
-    op = Random(dist=dist, seed=_seed(seed), args=args)
+    op = Random(dist=dist, seed=_seed(seed), args=args, auto_chunks=is_auto(chunks))
     return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
 
 

@@ -83,7 +83,14 @@ def test_defaults_pass_their_own_schema():
 def test_effective_config_is_the_defaults_without_file_or_env():
     assert yaml.safe_load(config.show()) == DEFAULTS
     assert config.get("executor") == DEFAULTS["executor"]
-    assert config.get("optimize.passes") == ["cse", "simplify", "fuse", "layout", "place"]
+    assert config.get("optimize.passes") == [
+        "reblock",
+        "cse",
+        "simplify",
+        "fuse",
+        "layout",
+        "place",
+    ]
 
 
 # ---------------------------------------------------------------- get / set
@@ -100,7 +107,14 @@ def test_get_nested_keys_sections_and_both_spellings():
 def test_get_returns_a_copy():
     config.get("optimize.passes").append("fuse")
     config.get("dask")["n-workers"] = 99
-    assert config.get("optimize.passes") == ["cse", "simplify", "fuse", "layout", "place"]
+    assert config.get("optimize.passes") == [
+        "reblock",
+        "cse",
+        "simplify",
+        "fuse",
+        "layout",
+        "place",
+    ]
     assert config.get("dask.n-workers") == 2
 
 

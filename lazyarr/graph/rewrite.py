@@ -1,17 +1,27 @@
-"""Rebuilding expression graphs with some leaves swapped out.
+"""Rebuilding expression graphs with some leaves swapped out, or re-blocked.
 
-Used where a caller must hand an expression over without what some
-sources hold (blocks persisted on a cluster fetched locally, or emptied
-for a record), keeping every other node, and its key, as it is.
+:func:`swap_leaves` is used where a caller must hand an expression over
+without what some sources hold (blocks persisted on a cluster fetched
+locally, or emptied for a record), keeping every other node, and its key,
+as it is. :func:`rederive` rebuilds one node over inputs that got other
+chunks (the ``reblock`` pass), deriving its own chunks again by the op's
+chunk rule, for the ops that have one (:func:`follows_inputs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops._reshape import reshape_chunks
+from lazyarr.graph.ops.elementwise import Elementwise
+from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
+from lazyarr.graph.ops.manipulation import Reshape, Transpose
+from lazyarr.graph.ops.rechunk import Rechunk
+from lazyarr.graph.ops.reduction import Reduce
 
-__all__ = ["swap_leaves"]
+__all__ = ["follows_inputs", "keeps_chunks", "rederive", "swap_leaves"]
 
 
 def swap_leaves(
@@ -40,3 +50,130 @@ def swap_leaves(
                 same = all(a is b for a, b in zip(inputs, e.inputs))
                 memo[id(e)] = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
     return [memo[id(r)] for r in roots]
+
+
+# ----------------------------------------------------------------- chunks after new inputs
+
+
+def _finest(shape: tuple[int, ...], parts: Sequence[tuple[tuple[int, ...], Chunks]]) -> Chunks:
+    """Per axis (right-aligned), the finest grid of an input with the full length."""
+    nd = len(shape)
+    out: list[tuple[int, ...]] = []
+    for ax in range(nd):
+        choice: tuple[int, ...] | None = None
+        for in_shape, in_chunks in parts:
+            j = ax - (nd - len(in_shape))
+            if (
+                j >= 0
+                and in_shape[j] == shape[ax]
+                and (choice is None or len(in_chunks[j]) > len(choice))
+            ):
+                choice = tuple(in_chunks[j])
+        out.append(choice if choice is not None else ((shape[ax],) if shape[ax] else (0,)))
+    return tuple(out)
+
+
+def _elementwise(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    return _finest(e.shape, [(x.shape, x.chunks) for x in xs])
+
+
+def _matmul(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    a, b = xs
+    nbatch = e.ndim - (a.ndim >= 2) - (b.ndim >= 2)
+    chunks = _finest(
+        e.shape[:nbatch], [(a.shape[:-2], a.chunks[:-2]), (b.shape[:-2], b.chunks[:-2])]
+    )
+    if a.ndim >= 2:
+        chunks = (*chunks, a.chunks[-2])
+    if b.ndim >= 2:
+        chunks = (*chunks, b.chunks[-1])
+    return chunks
+
+
+def _tensordot(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    a, b = xs
+    op = e.op
+    free_a = [a.chunks[ax] for ax in range(a.ndim) if ax not in op.axes_a]  # type: ignore[attr-defined]
+    free_b = [b.chunks[ax] for ax in range(b.ndim) if ax not in op.axes_b]  # type: ignore[attr-defined]
+    return (*free_a, *free_b)
+
+
+def _einsum(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    output = e.op.output  # type: ignore[attr-defined]
+    out = [(n,) if n else (0,) for n in e.shape]
+    for x, labels in zip(xs, e.op.subscripts, strict=False):  # type: ignore[attr-defined]
+        for lab, n, c in zip(labels, x.shape, x.chunks, strict=False):
+            if lab in output:
+                i = output.index(lab)
+                if n == e.shape[i] and len(c) > len(out[i]):
+                    out[i] = c
+    return tuple(out)
+
+
+def _transpose(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    return tuple(xs[0].chunks[a] for a in e.op.axes)  # type: ignore[attr-defined]
+
+
+def _reduce(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    # executors combine input blocks along the kept axes block for block: exact rule
+    axes, keep = e.op.axes, e.op.keepdims  # type: ignore[attr-defined]
+    if keep:
+        return tuple((1,) if ax in axes else c for ax, c in enumerate(xs[0].chunks))
+    return tuple(c for ax, c in enumerate(xs[0].chunks) if ax not in axes)
+
+
+def _reshape(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    return reshape_chunks(xs[0].shape, xs[0].chunks, e.shape)
+
+
+def _kept(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
+    return e.chunks
+
+
+_RULES: dict[type, Callable[[Expr, tuple[Expr, ...]], Chunks]] = {
+    Elementwise: _elementwise,
+    Matmul: _matmul,
+    Tensordot: _tensordot,
+    Einsum: _einsum,
+    Transpose: _transpose,
+    Reduce: _reduce,
+    Reshape: _reshape,
+    Rechunk: _kept,
+}
+
+
+def follows_inputs(e: Expr) -> bool:
+    """True when :func:`rederive` can rebuild ``e`` over inputs with other chunks.
+
+    False for ops whose structure was built for their inputs' block grids
+    (scans, sorts, indexing, ...): those must keep the inputs they have.
+    """
+    return type(e.op) in _RULES
+
+
+def keeps_chunks(e: Expr) -> bool:
+    """True when ``e``'s chunks were given explicitly (a rechunk): new inputs leave them."""
+    return type(e.op) is Rechunk
+
+
+def rederive(e: Expr, inputs: Sequence[Expr]) -> Expr:
+    """``e`` over ``inputs`` (same shapes and dtypes), its chunks derived again from theirs.
+
+    Uses each op's own chunk rule (elementwise: the finest input grid;
+    matmul/tensordot/einsum: the free axes' grids; reductions: the kept
+    axes' grids; rechunk: its given chunks). Raises ``TypeError`` for an op
+    without a rule (see :func:`follows_inputs`).
+    """
+    rule = _RULES.get(type(e.op))
+    if rule is None:
+        raise TypeError(f"{e.op.name}: no rule to derive its chunks from new inputs")
+    xs = tuple(inputs)
+    for old, new in zip(e.inputs, xs, strict=True):
+        if (old.shape, old.dtype) != (new.shape, new.dtype):
+            raise ValueError(
+                f"{e.op.name}: input {old.name} {old.shape}/{old.dtype} replaced by "
+                f"{new.shape}/{new.dtype}"
+            )
+    if all(a is b for a, b in zip(xs, e.inputs)):
+        return e
+    return Expr(e.op, xs, e.shape, e.dtype, rule(e, xs))

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr, chunks_for, source_expr
+from lazyarr._convert import as_expr, chunks_for, is_auto, source_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Arange, Eye, Linspace
 from lazyarr.graph.ops import full as full_op
+from lazyarr.graph.ops.creation import Generated
 from lazyarr.namespace._register import implements
 
 __all__ = [
@@ -117,7 +118,7 @@ def _full_expr(shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr:
     dtype = np.asarray(value).dtype if dtype is None else np.dtype(dtype)
     if dtype.kind in "OUSVMm":
         raise TypeError(f"lazyarr arrays cannot hold dtype {dtype} (fill value {value!r})")
-    return full_op(shape, value, dtype, chunks_for(chunks, shape, dtype))
+    return full_op(shape, value, dtype, chunks_for(chunks, shape, dtype), is_auto(chunks))
 
 
 @implements("full")
@@ -146,11 +147,29 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "a
     return zeros(shape, dtype=dtype, chunks=chunks)
 
 
+def _all_auto(e: Expr) -> bool:
+    """True when every source under ``e`` is generated with auto chunks."""
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if not x.inputs and not (isinstance(x.op, Generated) and x.op.auto_chunks):
+            return False
+        stack.extend(x.inputs)
+    return True
+
+
 def _like(x: Any, value: Any, dtype: Any, chunks: Any) -> LazyArray:
     e = as_expr(x)
     dtype = e.dtype if dtype is None else np.dtype(dtype)
     use = e.chunks if chunks is None else chunks
-    return wrap(full_op(e.shape, value, dtype, chunks_for(use, e.shape, dtype)))
+    # x's chunks by default: auto only when x's own chunks may be re-planned
+    # (so the two keep the same blocks), otherwise they are kept as given
+    auto = _all_auto(e) if chunks is None else is_auto(chunks)
+    return wrap(full_op(e.shape, value, dtype, chunks_for(use, e.shape, dtype), auto))
 
 
 @implements("zeros_like")
@@ -244,7 +263,7 @@ def arange(
             "arange() is only supported for booleans when the result has at most length 2."
         )
     shape = (n,)
-    op = Arange(start=start, step=step)
+    op = Arange(start=start, step=step, auto_chunks=is_auto(chunks))
     return wrap(Expr(op, (), shape, out_dtype, chunks_for(chunks, shape, out_dtype)))
 
 
@@ -267,7 +286,9 @@ def linspace(
     # NumPy's own dtype rules and errors, on zero samples
     dtype = np.linspace(start, stop, 0, dtype=dtype).dtype
     shape = (num,)
-    op = Linspace(start=start, stop=stop, num=num, endpoint=bool(endpoint))
+    op = Linspace(
+        start=start, stop=stop, num=num, endpoint=bool(endpoint), auto_chunks=is_auto(chunks)
+    )
     return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
 
 
@@ -286,7 +307,8 @@ def eye(
     n_cols = n_rows if n_cols is None else n_cols
     shape = _shape((n_rows, n_cols))
     dtype = _default_float() if dtype is None else np.dtype(dtype)
-    return wrap(Expr(Eye(k=int(k)), (), shape, dtype, chunks_for(chunks, shape, dtype)))
+    op = Eye(k=int(k), auto_chunks=is_auto(chunks))
+    return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
 
 
 @implements("identity")

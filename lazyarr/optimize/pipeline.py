@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
-from lazyarr.optimize.passes import cse, fuse, layout, place, simplify
+from lazyarr.optimize.passes import cse, fuse, layout, place, reblock, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
@@ -36,8 +36,9 @@ class PassContext:
 
 PassFn = Callable[[Plan, PassContext], Plan]
 
-# The order passes run in. layout and place only act when there are several workers.
+# The order passes run in. reblock, layout and place only act when there are several workers.
 PASSES: dict[str, PassFn] = {
+    "reblock": reblock.run,
     "cse": cse.run,
     "simplify": simplify.run,
     "fuse": fuse.run,

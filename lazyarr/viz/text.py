@@ -129,6 +129,7 @@ def _stage(
             lines.append(f"{INDENT}siblings  one pass over shared inputs with {others}")
     if f.name in place:
         lines.append(f"{INDENT}why place {place[f.name]}")
+    lines += [f"{INDENT}blocks    {r}" for r in [plan.notes.get("reblock", {}).get(f.name)] if r]
     return lines
 
 

@@ -3,6 +3,9 @@
 ``FromArray`` wraps user data, ``FromBlocks`` wraps persisted blocks,
 ``Full``/``Arange``/``Linspace``/``Eye`` are closed forms and ``Random``
 draws from counter-addressed tiles so values do not depend on chunking.
+Those last five are :class:`Generated`: their values depend on the op and
+the shape only, so a plan may give them other blocks (the ``reblock`` pass
+does, for the ones whose chunks the user left to lazyarr: ``auto_chunks``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ __all__ = [
     "FromArray",
     "FromBlocks",
     "Full",
+    "Generated",
     "Linspace",
     "Random",
     "RANDOM_TILE_BYTES",
@@ -77,7 +81,20 @@ class FromBlocks(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Full(SourceOp):
+class Generated(SourceOp):
+    """A source whose values depend on its parameters and shape, never on its chunks.
+
+    ``auto_chunks`` records that the chunks were lazyarr's choice (``"auto"``),
+    not the user's, so planning may re-block it for the cluster. It is part
+    of the key: an auto-chunked array and one with the same chunks given
+    explicitly are different expressions (their plans may differ).
+    """
+
+    auto_chunks: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Full(Generated):
     """Every element equals ``value``."""
 
     name = "full"
@@ -85,7 +102,7 @@ class Full(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Arange(SourceOp):
+class Arange(Generated):
     """``start + i * step`` along the single axis."""
 
     name = "arange"
@@ -94,7 +111,7 @@ class Arange(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Linspace(SourceOp):
+class Linspace(Generated):
     """Evenly spaced samples between ``start`` and ``stop`` (NumPy's formula)."""
 
     name = "linspace"
@@ -105,7 +122,7 @@ class Linspace(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Eye(SourceOp):
+class Eye(Generated):
     """Ones on the ``k``-th diagonal of a 2-D array, zeros elsewhere."""
 
     name = "eye"
@@ -113,7 +130,7 @@ class Eye(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Random(SourceOp):
+class Random(Generated):
     """Random draws of ``dist`` with ``args``, seeded per tile by ``seed``."""
 
     name = "random"
@@ -130,8 +147,10 @@ def from_array(array: np.ndarray, chunks: Chunks, token: str | None = None) -> E
     return Expr(FromArray(data=ArrayData(array, token)), (), array.shape, array.dtype, chunks)
 
 
-def full(shape: tuple[int, ...], value: Any, dtype: np.dtype, chunks: Chunks) -> Expr:
+def full(
+    shape: tuple[int, ...], value: Any, dtype: np.dtype, chunks: Chunks, auto_chunks: bool = False
+) -> Expr:
     """An array of ``shape`` filled with ``value`` cast to ``dtype``."""
     with np.errstate(all="ignore"):
         np.full((), value, dtype=dtype)  # NumPy's errors for impossible values
-    return Expr(Full(value=value), (), shape, dtype, chunks)
+    return Expr(Full(value=value, auto_chunks=auto_chunks), (), shape, dtype, chunks)

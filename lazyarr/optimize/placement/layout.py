@@ -17,7 +17,8 @@ operand is laid out so that its summed block axes cycle over the same
 worker-grid axes; then every partial product is local to one worker.
 
 :func:`suggest_chunks` is NumS's block-shape rule (about one block per
-worker, one block size per axis length) for callers choosing chunks.
+worker, one block size per axis length), refined to keep the block count
+a multiple of the worker count; the ``reblock`` pass uses it.
 """
 
 from __future__ import annotations
@@ -192,23 +193,137 @@ def suggest_chunks(
     cluster_shape: Sequence[int] | None = None,
     min_bytes: int = 10**8,
     memo: dict[int, int] | None = None,
+    max_block_bytes: int | None = None,
 ) -> Chunks:
-    """Chunks with about ``per_worker`` blocks per worker (NumS's block-shape rule).
+    """Chunks with about ``per_worker`` blocks per worker (NumS's block-shape rule, refined).
 
-    Arrays under ``min_bytes`` stay one block. ``memo`` (axis length ->
-    block length) keeps one block size per axis length across calls, so
-    operands of a matmul or an elementwise op get aligned blocks.
+    Arrays under ``min_bytes`` stay one block and leave ``memo`` alone.
+    ``memo`` (axis length -> block length) keeps one block size per axis
+    length across calls (and within one array), so operands of a matmul or
+    an elementwise op get aligned blocks: axes whose length is in ``memo``
+    take its block size, the others are chosen so that the whole grid has
+    a multiple of ``n_workers`` blocks, at least ``n_workers * per_worker``
+    and enough that no block exceeds ``max_block_bytes``, with the shortest
+    longest block side (square blocks for square matrices, row blocks for
+    tall-skinny ones). ``cluster_shape`` breaks ties (grids nearest to it).
     """
     shape = tuple(int(s) for s in shape)
-    if math.prod(shape) * itemsize < min_bytes:
-        sizes = list(shape)
-    else:
-        grid = block_grid(shape, n_workers * per_worker, cluster_shape)
-        sizes = [-(-s // g) if s else 0 for s, g in zip(shape, grid)]
-    if memo is not None:
-        for ax, s in enumerate(shape):
-            sizes[ax] = memo.setdefault(s, sizes[ax])
+    nbytes = math.prod(shape) * itemsize
+    if nbytes < min_bytes or nbytes == 0 or n_workers < 1:
+        return tuple((s,) for s in shape)
+    memo = {} if memo is None else memo
+    n = max(1, int(n_workers))
+    target = n * max(1, int(per_worker))
+    if max_block_bytes:
+        need = -(-nbytes // int(max_block_bytes))
+        target = max(target, -(-need // n) * n)
+    fixed = 1
+    free: dict[int, int] = {}  # axis length -> how many axes have it
+    for s in shape:
+        if s in memo:
+            fixed *= -(-s // max(1, memo[s]))
+        elif s > 1:
+            free[s] = free.get(s, 0) + 1
+    counts = _grid_counts(
+        tuple(sorted(free.items(), reverse=True)),
+        fixed,
+        target,
+        n,
+        tuple(cluster_shape) if cluster_shape is not None else (),
+    )
+    for length, k in counts.items():
+        memo[length] = -(-length // k)
+    sizes = [memo.get(s, s) for s in shape]
     return tuple(regular_chunks(s, b) if s else (0,) for s, b in zip(shape, sizes))
+
+
+_ENUMERATE_LIMIT = 512
+"""Above this many blocks per grid, :func:`suggest_chunks` splits greedily (no search)."""
+
+
+def _split_longest(groups: tuple[tuple[int, int], ...], fixed: int, target: int) -> dict[int, int]:
+    """Blocks per axis length: split the longest block side again until ``target`` blocks."""
+    counts = {length: 1 for length, _ in groups}
+    total = fixed
+    while total < target:
+        open_ = [(length, m) for length, m in groups if counts[length] < length]
+        if not open_:
+            break
+        length, m = max(open_, key=lambda g: (-(-g[0] // counts[g[0]]), g[1]))
+        k = counts[length]
+        size = -(-length // k)
+        while -(-length // size) == k:  # the next count the axis can really have
+            size -= 1
+        new = -(-length // size)
+        total = total // k**m * new**m
+        counts[length] = new
+    return counts
+
+
+def _achievable(length: int, most: int) -> list[tuple[int, int]]:
+    """(block count, block length) pairs for an axis, counts up to ``most`` (distinct)."""
+    out: dict[int, int] = {}
+    for k in range(1, min(length, max(1, most)) + 1):
+        size = -(-length // k)
+        out.setdefault(-(-length // size), size)
+    return sorted(out.items())
+
+
+@lru_cache(maxsize=1024)
+def _grid_counts(
+    groups: tuple[tuple[int, int], ...],
+    fixed: int,
+    target: int,
+    n: int,
+    cluster: tuple[int, ...],
+) -> dict[int, int]:
+    """Blocks per axis length (``groups``: (length, number of axes)) for :func:`suggest_chunks`.
+
+    Candidates have fewer than ``2 * target`` blocks in all (``fixed`` of
+    them from axes already sized), or the fewest past that per axis length
+    (equal lengths split alike can jump past it). Best: at least ``target`` blocks, then
+    the least work on the busiest of ``n`` workers, then the fewest blocks,
+    then the shortest longest block side, then nearest ``cluster``. Past
+    ``_ENUMERATE_LIMIT`` blocks, :func:`_split_longest` decides (no search).
+    """
+    bound = 2 * target
+    if len(groups) > 1 and bound // max(1, fixed) > _ENUMERATE_LIMIT:
+        return _split_longest(groups, fixed, target)
+    options = [_achievable(length, bound // max(1, fixed) + 1) for length, _ in groups]
+    best: tuple[Any, ...] | None = None
+    choice: dict[int, int] = {length: 1 for length, _ in groups}
+
+    def consider(picked: list[tuple[int, int]], total: int) -> None:
+        nonlocal best, choice
+        side = max((size for _, size in picked), default=0)
+        grid = [k for (k, _), (_, m) in zip(picked, groups) for _ in range(m)]
+        near = sum(abs(math.log(k) - math.log(max(1, c))) for k, c in zip(grid, cluster))
+        short = total < target
+        key = (
+            short,
+            -total if short else 0,
+            math.ceil(total / n) / total,
+            total,
+            side,
+            near,
+            tuple(-k for k in grid),
+        )
+        if best is None or key < best:
+            best, choice = key, {length: k for (length, _), (k, _) in zip(groups, picked)}
+
+    def rec(i: int, picked: list[tuple[int, int]], total: int) -> None:
+        if i == len(groups):
+            consider(picked, total)
+            return
+        m = groups[i][1]
+        for k, size in options[i]:
+            t = total * k**m
+            rec(i + 1, [*picked, (k, size)], t)
+            if t >= bound:  # the first count past the bound is a candidate, larger ones not
+                break
+
+    rec(0, [], fixed)
+    return choice
 
 
 # ----------------------------------------------------------------- a plan's layouts
