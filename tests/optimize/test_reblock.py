@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -120,6 +122,32 @@ def test_random_over_several_tiles_does_not_depend_on_chunks():
     np.testing.assert_array_equal(x, y)
     (z,) = run([a], "numpy", 4)
     np.testing.assert_array_equal(x, z)
+
+
+@pytest.mark.parametrize(
+    "shape, chunks",
+    [
+        ((64, 256, 256), (64, 128, 128)),  # the cluster layout of a tensordot operand
+        ((2000, 1000), (500, 1000)),  # row bands
+        ((2000, 1000), (1000, 500)),  # square blocks
+        ((3_000_000,), (750_000,)),
+    ],
+)
+def test_a_random_block_draws_little_more_than_its_own_elements(shape, chunks, monkeypatch):
+    """Draw tiles are near-cubes: any block shape regenerates only the tiles on its edges."""
+    from lazyarr.kernels.reference import creation
+
+    drawn = []
+    draw = creation._draw
+    monkeypatch.setattr(
+        creation,
+        "_draw",
+        lambda op, rng, shp, dt: drawn.append(math.prod(shp)) or draw(op, rng, shp, dt),
+    )
+    a = la.random.standard_normal(shape, seed=5, chunks=chunks)
+    (x,) = la.compute(a, executor="numpy")
+    assert sum(drawn) <= 1.25 * x.size
+    assert x.std() == pytest.approx(1, abs=0.01)
 
 
 # ----------------------------------------------------------------- the pass on plans

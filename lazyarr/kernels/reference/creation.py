@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from lazyarr.graph.chunks import auto_chunks, block_slices
+from lazyarr.graph.chunks import block_slices, regular_chunks
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Arange, Eye, FromArray, FromBlocks, Full, Linspace, Random
 from lazyarr.graph.ops.creation import RANDOM_TILE_BYTES
@@ -103,8 +105,21 @@ def _draw(op: Random, rng: np.random.Generator, shape: tuple[int, ...], dtype: n
 
 
 def random_tiles(shape: tuple[int, ...], itemsize: int) -> tuple[tuple[int, ...], ...]:
-    """The fixed tiling random values are drawn in; depends on the shape only."""
-    return auto_chunks(shape, itemsize, RANDOM_TILE_BYTES)
+    """The fixed tiling random values are drawn in; depends on the shape only.
+
+    Tiles of at most ``RANDOM_TILE_BYTES``, as near to cubes as the shape
+    allows (the longest tile side is halved until a tile fits): a block of
+    any shape then draws little more than its own elements, whether the
+    blocks are row bands or the square blocks a cluster layout picks.
+    """
+    sides = [max(1, int(n)) for n in shape]
+    budget = max(1, RANDOM_TILE_BYTES // max(1, itemsize))
+    while math.prod(sides) > budget:
+        ax = max(range(len(sides)), key=lambda a: (sides[a], -a))  # longest; first on ties
+        sides[ax] = -(-sides[ax] // 2)
+    return tuple(
+        regular_chunks(int(n), side) if n else (0,) for n, side in zip(shape, sides, strict=True)
+    )
 
 
 @register(Random)
