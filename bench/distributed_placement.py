@@ -24,7 +24,8 @@ fuse only: one task per block, unrestricted).
 
 Workloads: square matmul; tensordot on persisted inputs and, again, with
 the inputs generated inside the phase (where sources run is the layout's
-job); X.T @ X on a tall-skinny X; logistic regression (Newton) on a
+job), and generated with chunks left to each library (lazyarr's reblock pass
+picks blocks for the workers; dask.array's "auto" keeps one block); X.T @ X on a tall-skinny X; logistic regression (Newton) on a
 persisted X.
 
 Per phase: wall time, bytes fetched from peer workers (total and max into
@@ -291,6 +292,11 @@ def workloads(quick: bool, iters: int) -> list[Workload]:
         w = la.random.standard_normal((t1, t2, t3), chunks=(t1 // 2, t2 // 2, t3), seed=4)
         return {"T": t, "W": w}
 
+    def td_make_auto():  # chunks left to each library ("auto": one block each here)
+        t = la.random.standard_normal((t0, t1, t2), seed=3)
+        w = la.random.standard_normal((t1, t2, t3), seed=4)
+        return {"T": t, "W": w}
+
     def x_make():
         return {"X": la.random.standard_normal((rows, cols), chunks=(rb, cols), seed=5)}
 
@@ -357,6 +363,15 @@ def workloads(quick: bool, iters: int) -> list[Workload]:
             "tensordot-gen",
             "the same, T and W generated inside the phase (random sources as tasks)",
             td_make,
+            lambda d, c: c(la.tensordot(d.lz["T"], d.lz["W"], axes=axes))[0],
+            lambda d: da.tensordot(d.dk["T"], d.dk["W"], axes=axes).compute(),
+            lambda d: np.tensordot(d.np_["T"], d.np_["W"], axes=axes),
+            persisted=False,
+        ),
+        Workload(
+            "tensordot-auto",
+            "the same generated inputs with chunks left to the library (reblock pass)",
+            td_make_auto,
             lambda d, c: c(la.tensordot(d.lz["T"], d.lz["W"], axes=axes))[0],
             lambda d: da.tensordot(d.dk["T"], d.dk["W"], axes=axes).compute(),
             lambda d: np.tensordot(d.np_["T"], d.np_["W"], axes=axes),
