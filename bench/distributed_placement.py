@@ -25,8 +25,8 @@ fuse only: one task per block, unrestricted).
 Workloads: square matmul; tensordot on persisted inputs and, again, with
 the inputs generated inside the phase (where sources run is the layout's
 job), and generated with chunks left to each library (lazyarr's reblock pass
-picks blocks for the workers; dask.array's "auto" keeps one block); X.T @ X on a tall-skinny X; logistic regression (Newton) on a
-persisted X.
+picks blocks for the workers; dask.array's "auto" keeps one block); X.T @ X
+on a tall-skinny X; logistic regression (Newton) on a persisted X.
 
 Per phase: wall time, bytes fetched from peer workers (total and max into
 one worker), peak memory per worker (the phase's own peak over its inputs,
