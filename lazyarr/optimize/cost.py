@@ -120,12 +120,12 @@ def recompute_or_store(e: Expr, copies: float) -> tuple[bool, float]:
     Returns (recompute, ratio) where ratio = recompute cost / store cost.
     Storing writes the array once and reads it once per copy; recomputing
     repeats the op ``copies - 1`` extra times. Only elementwise ops and
-    views are ever recomputed.
+    views are ever recomputed (others: ratio ``inf``).
     """
     ns = _op_ns(e)
-    if ns is None or copies <= 1:
-        return copies <= 1, 0.0
-    if math.isinf(copies):
+    if copies <= 1:
+        return True, 0.0
+    if ns is None or math.isinf(copies):  # never recomputed / too many blocks to count
         return False, math.inf
     extra = (copies - 1) * ns
     store = e.dtype.itemsize * (1 + copies) * BYTE_NS

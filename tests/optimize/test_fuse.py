@@ -188,3 +188,15 @@ def test_cost_model_decision(func, recompute):
     e = elementwise(func, a, 1) if func == "add" else elementwise(func, a)
     assert recompute_or_store(e, 2)[0] is recompute
     assert recompute_or_store(e, 1)[0] is True
+
+
+def test_a_contraction_read_twice_is_stored_and_the_note_says_why():
+    a = np.arange(24.0).reshape(6, 4)
+    x = la.asarray(a, chunks=(3, 4))
+    z = x @ la.asarray(np.ones(4))
+    plan = plan_of(la.exp(z), la.sin(z))
+    (mm,) = [n for n, s in plan.stages.items() if s.expr.op.label() == "matmul"]
+    assert plan.stages[mm].members == (plan.stages[mm].expr,)
+    assert plan.notes["fuse"][mm] == "not fused: 2 consumers, and a matmul is never computed twice"
+    assert recompute_or_store(z._expr, 2) == (False, float("inf"))
+    assert_eq(la.exp(z) + la.sin(z), np.exp(a @ np.ones(4)) + np.sin(a @ np.ones(4)))

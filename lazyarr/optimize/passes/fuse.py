@@ -12,6 +12,8 @@ join whom live in ``optimize.fusion``.
 
 from __future__ import annotations
 
+import math
+
 from lazyarr.optimize.cost import read_amplification, recompute_or_store
 from lazyarr.optimize.fusion import can_join, is_contraction, is_operand_op, may_root
 from lazyarr.optimize.plan import Plan, Stage
@@ -92,7 +94,11 @@ def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
             else:
                 groups[name] = {name}
                 later[name] = [name]
-                why[name] = f"not fused: {times}, recompute costs {ratio:.1f}x more than storing"
+                why[name] = (
+                    f"not fused: {times}, recompute costs {ratio:.1f}x more than storing"
+                    if math.isfinite(ratio)
+                    else f"not fused: {times}, and a {s.expr.op.label()} is never computed twice"
+                )
                 continue
         for root in groups[name]:
             later[root].append(name)
