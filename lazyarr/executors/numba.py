@@ -44,7 +44,12 @@ from lazyarr.graph.ops import BlockStore, Elementwise, Reduce
 from lazyarr.kernels.blocks import assemble, blocks_for_region, tree_combine
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.fused import external_regions
-from lazyarr.kernels.numba_fused import joint_partial_function, map_function, partial_function
+from lazyarr.kernels.numba_fused import (
+    joint_map_function,
+    joint_partial_function,
+    map_function,
+    partial_function,
+)
 from lazyarr.optimize.plan import Plan, Stage
 
 from .base import NullProgress, Progress, RunStats
@@ -204,37 +209,53 @@ class NumbaKernels:
     def reduction(self, stage: Stage) -> Any:
         return self.reference.reduction(stage)
 
-    def joint(self, stages: Sequence[Stage]) -> tuple[Callable, list[str]] | None:
-        """One compiled pass computing the partials of sibling reductions, or None.
+    def joint(self, stages: Sequence[Stage]) -> tuple[Callable, list[str], str] | None:
+        """One compiled pass computing several sibling stages, or None.
 
-        The stages reduce the same axes of bodies on one block grid (see
-        ``optimize.siblings``). The function maps ``(body_region, get)`` to
-        their partial states; ``get`` takes a position in the returned list of
-        input stage names. None when a stage would not get a compiled kernel
-        on its own, or the joint kernel cannot be built (each stage then runs
-        its own kernel, and ``joint_refused`` says why).
+        Siblings (see ``optimize.siblings``) are reductions of the same axes of
+        bodies on one block grid, or elementwise stages of one shape and
+        chunks. The function maps ``(region, get)`` to the reductions' partial
+        states (``"reduce"``: the body's region) or ``(region, get, outs)`` to
+        the blocks (``"map"``); ``get`` takes a position in the returned list
+        of input stage names. None when a stage would not get a compiled
+        kernel on its own, or the joint kernel cannot be built (each stage
+        then runs its own kernel, and ``joint_refused`` says why).
         """
-        for s in stages:
-            body = s.members[:-1]
-            if s.kind != "reduce" or not isinstance(s.expr.op, Reduce):
-                return None
-            if not _all_elementwise(body) or self._small(s):
-                return None
-        grids = {(s.expr.inputs[0].shape, s.expr.inputs[0].chunks, s.expr.op.axes) for s in stages}
-        if len(stages) < 2 or len(grids) != 1:
+        if len(stages) < 2 or any(self._small(s) for s in stages):
+            return None
+        if all(s.kind == "map" and _all_elementwise(s.members) for s in stages):
+            kind = "map"
+            grids = {(s.expr.shape, s.expr.chunks) for s in stages}
+        elif all(
+            s.kind == "reduce"
+            and isinstance(s.expr.op, Reduce)
+            and _all_elementwise(s.members[:-1])
+            for s in stages
+        ):
+            kind = "reduce"
+            grids = {
+                (s.expr.inputs[0].shape, s.expr.inputs[0].chunks, s.expr.op.axes) for s in stages
+            }
+        else:
+            return None
+        if len(grids) != 1:
             return None
         inputs: dict[str, Expr] = {}
         for s in stages:
             for name, e in zip(s.inputs, s.input_exprs):
                 inputs.setdefault(name, e)
-        parts = [(s.members[:-1], s.expr) for s in stages]
         try:
-            fn = joint_partial_function(parts, list(inputs.values()), self.options)
+            if kind == "map":
+                parts = [s.members for s in stages]
+                fn = joint_map_function(parts, list(inputs.values()), self.options)
+            else:
+                bodies = [(s.members[:-1], s.expr) for s in stages]
+                fn = joint_partial_function(bodies, list(inputs.values()), self.options)
         except Exception as e:  # Unsupported, CompileError, a bug: the stages run apart
             self.joint_refused[" ".join(s.name for s in stages)] = f"{type(e).__name__}: {e}"
             return None
         self.compiled.extend(s.name for s in stages)
-        return fn, list(inputs)
+        return fn, list(inputs), kind
 
 
 # Source ops whose blocks are views of arrays in memory (a slice, no work).
@@ -259,10 +280,13 @@ Item = tuple  # ("b", stage position, block index) or ("p", stage position, bloc
 
 
 class _Joint:
-    """Sibling reductions whose partials one compiled pass computes (see ``NumbaKernels.joint``)."""
+    """Sibling stages one compiled pass computes (see ``NumbaKernels.joint``)."""
 
-    def __init__(self, fn: Callable, members: list[int], sources: list[tuple[Any, int]]) -> None:
+    def __init__(
+        self, fn: Callable, members: list[int], sources: list[tuple[Any, int]], kind: str
+    ) -> None:
         self.fn = fn
+        self.kind = kind  # "map": blocks; "reduce": partial states
         self.members = members  # stage positions, plan order
         self.sources = sources  # per input of ``fn``: (its chunks, its stage position)
 
@@ -276,7 +300,11 @@ class _Schedule:
         self.joints = self._joints(plan, kernels)
         joint_of = {si: j for j in self.joints for si in j.members}
         self.fns = [
-            (None, kernels.reduction(s)) if i in joint_of else stage_functions(s, kernels)
+            stage_functions(s, kernels)
+            if i not in joint_of
+            else (None, kernels.reduction(s))
+            if s.kind == "reduce"
+            else (None,)
             for i, s in enumerate(self.stages)
         ]
         # (kind, stage position, block index, j, body block index of a partial)
@@ -288,13 +316,23 @@ class _Schedule:
             if stage.kind == "reduce":
                 self._reduce_tasks(si, stage, joint_of.get(si))
                 continue
-            structure = _structure(stage) if stage.fused else None
+            joint = joint_of.get(si)
+            if joint is not None:
+                if si == joint.members[0]:  # the first sibling's tasks compute them all
+                    for idx in block_index_iter(stage.numblocks):
+                        deps: dict[Item, None] = {}
+                        for m in joint.members:
+                            deps.update(dict.fromkeys(self._block_reads(self.stages[m], idx)))
+                        self.joint_task[len(self.tasks)] = joint
+                        self._add("joint", si, idx, 0, (), list(deps))
+                continue
             for idx in block_index_iter(stage.numblocks):
-                if structure is None:
-                    r = reads(stage, idx)
-                else:
-                    r = _remembered(structure, idx, reads, stage, idx)
-                self._add("block", si, idx, 0, (), self._blocks_read(stage, r))
+                self._add("block", si, idx, 0, (), self._block_reads(stage, idx))
+
+    def _block_reads(self, stage: Stage, idx: tuple) -> list[Item]:
+        if not stage.fused:
+            return self._blocks_read(stage, reads(stage, idx))
+        return self._blocks_read(stage, _remembered(_structure(stage), idx, reads, stage, idx))
 
     def _joints(self, plan: Plan, kernels: NumbaKernels) -> list[_Joint]:
         """The sibling sets the fuse pass found that get one compiled pass."""
@@ -305,9 +343,9 @@ class _Schedule:
             found = kernels.joint([plan.stages[n] for n in names])
             if found is None:
                 continue
-            fn, inputs = found
+            fn, inputs, kind = found
             sources = [(plan.stages[n].expr.chunks, self.position[n]) for n in inputs]
-            out.append(_Joint(fn, sorted(self.position[n] for n in names), sources))
+            out.append(_Joint(fn, sorted(self.position[n] for n in names), sources, kind))
         return out
 
     def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> int:
@@ -315,7 +353,10 @@ class _Schedule:
         self.deps.append(deps)
         if kind == "joint":
             joint = self.joint_task[len(self.tasks) - 1]
-            self.produces.append(tuple(("p", m, idx, j) for m in joint.members))
+            item = "b" if joint.kind == "map" else "p"
+            self.produces.append(
+                tuple((item, m, idx) if item == "b" else (item, m, idx, j) for m in joint.members)
+            )
         else:
             self.produces.append((("p", si, idx, j) if kind == "partial" else ("b", si, idx),))
         return len(self.tasks) - 1
@@ -401,7 +442,15 @@ class _Schedule:
                 chunks, src = sources[pos]
                 return assemble(chunks, region, lambda b: store[("b", src, b)])
 
-            value = joint.fn(block_slices(expr.inputs[0].chunks, bi), get)
+            if joint.kind == "reduce":
+                value = joint.fn(block_slices(expr.inputs[0].chunks, bi), get)
+            else:
+                region = block_slices(expr.chunks, idx)
+                outs = []
+                for m in joint.members:
+                    target = into.get(self.stages[m].name)
+                    outs.append(None if target is None else target[(*region, Ellipsis)])
+                value = joint.fn(region, get, outs)
         elif stage.kind == "source":
             value = fns[0](block_slices(expr.chunks, idx))
         else:
@@ -569,9 +618,10 @@ class NumbaExecutor:
                     waiting[t] -= 1
                     if waiting[t] == 0:
                         push(t)
-            if kind in ("block", "final"):
-                stats.blocks += 1
-                progress.advance(1)
+            blocks = sum(1 for i in items if i[0] == "b") if kind == "joint" else kind != "partial"
+            if blocks:
+                stats.blocks += blocks
+                progress.advance(blocks)
 
         pool = self._acquire_pool(threads) if threads > 1 else None
         running: dict[Future, int] = {}

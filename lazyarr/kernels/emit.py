@@ -70,6 +70,7 @@ __all__ = [
     "Slot",
     "Unsupported",
     "emit_map",
+    "emit_map_joint",
     "emit_reduce",
     "emit_reduce_joint",
     "joint_slots",
@@ -404,24 +405,50 @@ def emit_map(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> Kernel:
     ``meta`` describes a 2-D slab (rows x n) of the block; the output is
     operand ``o``, the inputs ``0, 1, ...`` (see ``numba_fused``).
     """
-    if not members:
+    return emit_map_joint([members], input_exprs)
+
+
+def emit_map_joint(parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr]) -> Kernel:
+    """One kernel writing the roots of several elementwise groups of one block shape.
+
+    ``parts``: each group's members, root last. Every input element is read
+    once for all of them (horizontal fusion: ``la.compute(a + b, a * b)``).
+    Output ``t`` is argument ``out<tag>`` and meta operand ``o<tag>`` (tags
+    ``""``, ``"_1"``, ...); with one part this is exactly the single-group kernel.
+    """
+    if not parts or not all(parts):
         raise ValueError("a map group needs at least one member")
+    combined: dict[str, Expr] = {}
+    for members in parts:
+        for m in members:
+            combined.setdefault(m.key, m)
+    members = list(combined.values())
     _check_members(members)
-    members = canonical_order(members, [members[-1]])
+    members = canonical_order(members, [p[-1] for p in parts])
     group_slots = slots(members, input_exprs)
-    scope, value, vdt = _body(members, group_slots)
-    out_dt = check_dtype(members[-1].dtype, members[-1].op.func)
+    scope, names = _values(members, group_slots)
+    tags = ["" if t == 0 else f"_{t}" for t in range(len(parts))]
+    out_dts = [check_dtype(p[-1].dtype, p[-1].op.func) for p in parts]
     n_in = len(group_slots)
-    args = (Arg("out", out_dt.name), Arg("meta", "int64"), *_input_args(group_slots))
-    ops = ["o", *map(str, range(n_in))]
+    args = (
+        *(Arg(f"out{t}", dt.name) for t, dt in zip(tags, out_dts)),
+        Arg("meta", "int64"),
+        *_input_args(group_slots),
+    )
+    ops = [*(f"o{t}" for t in tags), *map(str, range(n_in))]
     n_status = len(scope.status)
-    functions, fast, slow = _step(scope, n_in, [("v", cast(value, vdt, out_dt))])
-    fast, slow = [*fast, "wo[i] = v", f"ilp |= {_ilp_probe(out_dt)}"], [*slow, "wo[i] = v"]
+    assigns = [
+        (f"v{t}", cast(names[p[-1].key][0], names[p[-1].key][1], dt))
+        for t, p, dt in zip(tags, parts, out_dts)
+    ]
+    functions, fast, slow = _step(scope, n_in, assigns)
+    writes = [f"wo{t}[i] = v{t}" for t in tags]
+    fast, slow = [*fast, *writes, f"ilp |= {_ilp_probe(out_dts[0])}"], [*slow, *writes]
     loop_fast = [*_views(n_in), "for i in range(n):", *_indent([*_reads(n_in, True), *fast], 1)]
     loop_slow = ["for i in range(n):", *_indent([*_reads(n_in, False), *slow], 1)]
     row = [
         *_row_offsets(ops),
-        "wo = out[po:po + n]",
+        *(f"wo{t} = out{t}[po{t}:po{t} + n]" for t in tags),
         "if fast:",
         *_indent(loop_fast, 1),
         "else:",

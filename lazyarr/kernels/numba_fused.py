@@ -29,11 +29,11 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.kernels.compile import Options, compile_kernel
-from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map, emit_reduce_joint
+from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map_joint, emit_reduce_joint
 from lazyarr.kernels.fused import GetRegion
 from lazyarr.kernels.reference import kernel_for
 
-__all__ = ["joint_partial_function", "map_function", "partial_function"]
+__all__ = ["joint_map_function", "joint_partial_function", "map_function", "partial_function"]
 
 MapFn = Callable[[Region, GetRegion], np.ndarray]
 PartialFn = Callable[[Region, GetRegion], Any]
@@ -47,13 +47,16 @@ _EMITTED_SIZE = 512
 Parts = Sequence[tuple[Sequence[Expr], Expr]]  # (body members, Reduce root) per reduction
 
 
-def _emitted(members: Sequence[Expr], input_exprs: Sequence[Expr], parts: Parts | None) -> Kernel:
+def _emitted(
+    maps: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr], parts: Parts | None
+) -> Kernel:
     """The group's kernel source, emitted once per structure (keys only: no data is held).
 
-    ``parts``: None for a map group (``members``), else the reductions folded.
+    ``parts``: None for elementwise groups (``maps``: each one's members, root
+    last), else the reductions folded.
     """
     key = (
-        tuple(m.key for m in members),
+        tuple(tuple(m.key for m in members) for members in maps),
         tuple(e.key for e in input_exprs),
         None if parts is None else tuple((tuple(m.key for m in b), r.key) for b, r in parts),
     )
@@ -63,7 +66,7 @@ def _emitted(members: Sequence[Expr], input_exprs: Sequence[Expr], parts: Parts 
             _EMITTED.move_to_end(key)
             return kernel
     if parts is None:
-        kernel = emit_map(members, input_exprs)
+        kernel = emit_map_joint(maps, input_exprs)
     else:
         kernel = emit_reduce_joint(parts, input_exprs)
     with _EMITTED_LOCK:
@@ -203,35 +206,61 @@ def map_function(members: Sequence[Expr], input_exprs: Sequence[Expr], options: 
 
     Raises ``Unsupported`` (no emitter) or ``CompileError`` (Numba failed).
     """
-    kernel = _emitted(members, input_exprs, None)
-    fn = compile_kernel(kernel, options)
-    dtype = np.dtype(kernel.args[0].dtype)
-    inputs = _Inputs(list(kernel.slots), kernel.members, members[-1].shape)
-    messages = kernel.status
-    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
+    joint = joint_map_function([members], input_exprs, options)
 
     def run(region: Region, get: GetRegion, out: np.ndarray | None = None) -> np.ndarray:
         """The block over ``region``; written into ``out`` (a view of the result) if given."""
+        return joint(region, get, [out])[0]
+
+    run.writes_into = True  # type: ignore[attr-defined]
+    return run
+
+
+def joint_map_function(
+    parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr], options: Options
+) -> Callable[..., list[np.ndarray]]:
+    """The compiled blocks of several elementwise groups of one block shape, in one pass.
+
+    ``parts``: each group's members, root last; ``input_exprs``: every input
+    any of them reads. The result maps ``(region, get, outs)`` to the list of
+    blocks, written into ``outs[t]`` (views of results) where not None.
+    """
+    kernel = _emitted(parts, input_exprs, None)
+    fn = compile_kernel(kernel, options)
+    n_out = len(parts)
+    dtypes = [np.dtype(a.dtype) for a in kernel.args[:n_out]]
+    inputs = _Inputs(list(kernel.slots), kernel.members, parts[0][-1].shape)
+    messages = kernel.status
+    mask = (1 << len(messages)) - 1  # the status bits that are not the ``ilp`` flag
+
+    def run(
+        region: Region, get: GetRegion, outs: Sequence[np.ndarray | None] = ()
+    ) -> list[np.ndarray]:
         shape = tuple(s.stop - s.start for s in region)
-        result = np.empty(shape, dtype=dtype) if out is None else out
-        if result.size == 0:
-            return result
+        given = list(outs) or [None] * n_out
+        results = [np.empty(shape, dtype=d) if o is None else o for o, d in zip(given, dtypes)]
+        if math.prod(shape) == 0:
+            return results
         bufs, offsets, strides = inputs.fetch(region, get)
-        obuf, ooff, ostrides = _flat(result, writeable=True)
-        metas = _metas(shape, [ooff, *offsets], [ostrides, *strides])
-        if metas[0][4] != 1 and metas[0][1] > 1 and out is not None:
-            # the loop stores rows contiguously: go through a new block
-            result[...] = run(region, get)
-            return result
+        flats = [_flat(r, writeable=True) for r in results]
+        metas = _metas(
+            shape, [*(f[1] for f in flats), *offsets], [*(f[2] for f in flats), *strides]
+        )
+        inner = [metas[0][4 + 3 * t] for t in range(n_out)]
+        if metas[0][1] > 1 and any(i != 1 for i in inner):
+            # the loop stores rows contiguously: go through new blocks
+            for r, fresh in zip(results, run(region, get)):
+                r[...] = fresh
+            return results
+        obufs = [f[0] for f in flats]
         status = 0
         for meta in metas:
-            status |= fn(obuf, meta, *bufs)
+            status |= fn(*obufs, meta, *bufs)
         status &= mask
         if status:
             _report(status, messages)
-        return result
+        return results
 
-    run.writes_into = True  # type: ignore[attr-defined]
     return run
 
 

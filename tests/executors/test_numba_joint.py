@@ -9,6 +9,7 @@ order), which the tests check by switching the joint path off.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -238,3 +239,50 @@ def test_generated_source_does_not_depend_on_the_order_of_members():
     two = emit_reduce_joint([(swapped, root)], inputs)
     assert one.source == two.source
     assert [m.key for m in one.members] == [m.key for m in two.members]
+
+
+# -- elementwise siblings: several outputs written in one pass --------------------------
+
+
+@pytest.mark.parametrize("chunks", [(37, 23), (10, 7)])
+def test_elementwise_siblings_write_every_output_in_one_pass(chunks):
+    x = la.asarray(DATA, chunks=chunks)
+    i = la.asarray(np.arange(37 * 23).reshape(37, 23) % 11, chunks=chunks)
+    lazy = [x + i, x * 2, i % 3, la.where(x > 0, i, -i), x > i]
+    with np.errstate(all="ignore"):
+        ints = np.arange(37 * 23).reshape(37, 23) % 11
+        want = [DATA + ints, DATA * 2, ints % 3, np.where(DATA > 0, ints, -ints), ints < DATA]
+    got, joint = computed(*lazy)
+    assert joint and sum(len(j) for j in joint) >= 4, joint
+    assert la.last_run().stats.blocks == sum(math.prod(e.numblocks) for e in [x, i, *lazy])
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    apart, _ = computed(*lazy, joint=False)
+    for g, a in zip(got, apart):
+        same_bits(g, a)
+
+
+def test_elementwise_siblings_that_are_not_outputs():
+    """Siblings read by a later stage that does not fuse (cumsum) stay in memory blocks."""
+    a = np.linspace(-2, 2, 60).reshape(6, 10)
+    x = la.asarray(a, chunks=(4, 3))
+    row = la.asarray(np.arange(10.0), chunks=3)  # broadcast
+    lazy = [la.cumsum(x * row, axis=0), la.cumsum(la.exp(x) - row, axis=1)]
+    want = [np.cumsum(a * np.arange(10.0), axis=0), np.cumsum(np.exp(a) - np.arange(10.0), axis=1)]
+    got, joint = computed(*lazy)
+    assert joint, "the two elementwise stages did not run jointly"
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_elementwise_siblings_of_transposed_and_empty_arrays():
+    a = np.arange(35.0).reshape(5, 7)
+    t = la.asarray(a, chunks=(2, 3)).T
+    got, _ = computed(t * 2, t - 1, t.astype(np.float32))
+    for g, w in zip(got, [a.T * 2, a.T - 1, a.T.astype(np.float32)]):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    e = la.asarray(np.empty((0, 3)), chunks=(1, 2))
+    got, _ = computed(e + 1, e * 2)
+    assert [g.shape for g in got] == [(0, 3), (0, 3)]
