@@ -8,7 +8,6 @@ the fallback warning, bounded memory, Ctrl-C and the run statistics.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import warnings
 
@@ -28,17 +27,6 @@ EX = ["numba"]
 def check(lazy, want, **kw):
     """``lazy`` equals NumPy's ``want`` on the numba executor (fused plan only: fewer compiles)."""
     assert_eq(lazy, want, executors=EX, passes=(True,), **kw)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    """Compiled kernels go to one directory per test session (shared by xdist workers)."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    path = root / "lazyarr-numba-cache"
-    path.mkdir(exist_ok=True)
-    with la.config.set({"numba.cache-dir": str(path)}):
-        yield
 
 
 def numba_run(*arrays, passes=None):

@@ -10,7 +10,6 @@ order), which the tests check by switching the joint path off.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -21,17 +20,6 @@ from strategies import chunks_for_shape
 import lazyarr as la
 from lazyarr.executors import numba as nx
 from lazyarr.kernels.emit import emit_map, emit_reduce_joint
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _cache_dir(tmp_path_factory):
-    """Compiled kernels go to one directory per test session (shared by xdist workers)."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    path = root / "lazyarr-numba-cache"
-    path.mkdir(exist_ok=True)
-    with la.config.set({"numba.cache-dir": str(path)}):
-        yield
 
 
 def computed(*arrays, joint=True, monkeypatch=None):
