@@ -593,7 +593,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     parser.add_argument("--repeat", type=int, default=3, help="measured rounds per system")
     parser.add_argument("--iters", type=int, default=5, help="Newton iterations")
-    parser.add_argument("--workloads", default="matmul,tensordot,tensordot-gen,tensordot-auto,xtx,logreg")
+    parser.add_argument(
+        "--workloads", default="matmul,tensordot,tensordot-gen,tensordot-auto,xtx,logreg"
+    )
     parser.add_argument(
         "--systems", default=",".join([DASK, *LAZYARR_SYSTEMS]), help="comma-separated"
     )

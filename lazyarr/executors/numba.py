@@ -14,7 +14,8 @@ all of them (``x.mean(0)`` with ``x.std(0)``; ``la.compute(a + b, a * b)``).
 
 Scheduling is per block: a task is one block of a stage (or one reduction
 partial, or the combine of an output block's partials, or one block of a
-set of siblings), its dependencies come from ``blockwork.reads``. Ready tasks run on ``numba.threads`` threads
+set of siblings), its dependencies come from ``blockwork.reads``. Ready
+tasks run on ``numba.threads`` threads
 (the kernels release the GIL), deepest stage first, so a chain of stages
 over a big array streams block by block; a block is freed as soon as its
 last reader is done. Each thread has a task queued behind the one it runs
