@@ -16,7 +16,7 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Reduce
-from lazyarr.kernels.emit_ops import Unsupported, cast, check_dtype, dtype_text
+from lazyarr.kernels.emit_ops import Unsupported, cast, check_dtype, dtype_text, isnan_text
 
 __all__ = [
     "LANES",
@@ -123,14 +123,6 @@ def _less(x: str, y: str, dt: np.dtype) -> str:
     return f"({x} < {y})"
 
 
-def _isnan(x: str, dt: np.dtype) -> str:
-    if dt.kind == "f":
-        return f"({x} != {x})"
-    if dt.kind == "c":
-        return f"({x}.real != {x}.real or {x}.imag != {x}.imag)"
-    return "False"
-
-
 def _cmp_extreme(x: str, y: str, dt: np.dtype, le: bool) -> str:
     """NumPy's complex CLE/CGE (``x <= y`` / ``x >= y`` as minimum/maximum use them)."""
     s = "<" if le else ">"
@@ -158,7 +150,7 @@ def update_lines(spec: ReduceSpec, v: str, base: int = 0, tag: str = "") -> list
         if f == "nanmean":
             lines.append(f"{a1} = {a1} + 1")
         if f.startswith("nan") and vdt.kind in "fc":
-            return [f"if not {_isnan(v, vdt)}:", *_indent(lines)]
+            return [f"if not {isnan_text(v, vdt)}:", *_indent(lines)]
         return lines
     if f in ("min", "max", "nanmin", "nanmax"):
         smaller = f.endswith("min")
@@ -167,7 +159,7 @@ def update_lines(spec: ReduceSpec, v: str, base: int = 0, tag: str = "") -> list
         if vdt.kind in "iu":
             return [f"{a0} = {v} if {v} {'<' if smaller else '>'} {a0} else {a0}"]
         if vdt.kind == "c":  # numpy minimum/maximum: keep a0 if it is NaN or compares
-            keep = f"{_isnan(a0, vdt)} or {_cmp_extreme(a0, v, vdt, le=smaller)}"
+            keep = f"{isnan_text(a0, vdt)} or {_cmp_extreme(a0, v, vdt, le=smaller)}"
             return [f"if not ({keep}):", f"    {a0} = {v}"]
         cmp = f"{v} {'<' if smaller else '>'} {a0}"
         extra = f"{v} != {v}" if not f.startswith("nan") else f"{a0} != {a0}"
@@ -200,7 +192,7 @@ def update_lines(spec: ReduceSpec, v: str, base: int = 0, tag: str = "") -> list
     # argmin / argmax: the first occurrence wins; a NaN wins and stays
     better = _less(v, a0, vdt) if f == "argmin" else _less(a0, v, vdt)
     if vdt.kind in "fc":
-        better = f"(not {_isnan(a0, vdt)} and ({_isnan(v, vdt)} or {better}))"
+        better = f"(not {isnan_text(a0, vdt)} and ({isnan_text(v, vdt)} or {better}))"
     return [f"if k == 1 or {better}:", f"    {a0} = {v}", f"    {a1} = g"]
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "check_dtype",
     "constant",
     "dtype_text",
+    "isnan_text",
     "literal",
     "to_dtype",
     "ufunc_emitter",
@@ -238,7 +239,8 @@ def _refuse(name: str, loop: list[np.dtype]) -> Unsupported:
     return Unsupported(f"no Numba emitter for {name} on {', '.join(str(d) for d in loop)}")
 
 
-def _isnan(x: str, dt: np.dtype) -> str:
+def isnan_text(x: str, dt: np.dtype) -> str:
+    """Whether the value ``x`` of dtype ``dt`` is NaN, as source (``False`` for exact kinds)."""
     if dt.kind == "f":
         return f"({x} != {x})"
     if dt.kind == "c":
@@ -553,7 +555,7 @@ def _sign(s: Scope, a: list[str], loop: list[np.dtype], out: np.dtype) -> str:
 
 @_ufunc("isnan")
 def _isnan_ufunc(s: Scope, a: list[str], loop: list[np.dtype], out: np.dtype) -> str:
-    return _isnan(a[0], loop[0])
+    return isnan_text(a[0], loop[0])
 
 
 @_ufunc("isinf")
