@@ -306,11 +306,7 @@ class _Schedule:
         self.joints = self._joints(plan, kernels)
         joint_of = {si: j for j in self.joints for si in j.members}
         self.fns = [
-            stage_functions(s, kernels)
-            if i not in joint_of
-            else (None, kernels.reduction(s))
-            if s.kind == "reduce"
-            else (None,)
+            stage_functions(s, kernels) if i not in joint_of else self._joint_fns(s, kernels)
             for i, s in enumerate(self.stages)
         ]
         # (kind, stage position, block index, j, body block index of a partial)
@@ -323,17 +319,16 @@ class _Schedule:
                 self._reduce_tasks(si, stage, joint_of.get(si))
                 continue
             joint = joint_of.get(si)
-            if joint is not None:
-                if si == joint.members[0]:  # the first sibling's tasks compute them all
-                    for idx in block_index_iter(stage.numblocks):
-                        deps: dict[Item, None] = {}
-                        for m in joint.members:
-                            deps.update(dict.fromkeys(self._block_reads(self.stages[m], idx)))
-                        self.joint_task[len(self.tasks)] = joint
-                        self._add("joint", si, idx, 0, (), list(deps))
-                continue
             for idx in block_index_iter(stage.numblocks):
-                self._add("block", si, idx, 0, (), self._block_reads(stage, idx))
+                if joint is None:
+                    self._add("block", si, idx, 0, (), self._block_reads(stage, idx))
+                elif si == joint.members[0]:  # the first sibling's tasks compute them all
+                    self._add_joint(joint, si, idx, 0, ())
+
+    @staticmethod
+    def _joint_fns(stage: Stage, kernels: NumbaKernels) -> tuple[Any, ...]:
+        """A sibling computed jointly has no kernel of its own; a reduction keeps its combine."""
+        return (None, kernels.reduction(stage)) if stage.kind == "reduce" else (None,)
 
     def _block_reads(self, stage: Stage, idx: tuple) -> list[Item]:
         if not stage.fused:
@@ -354,18 +349,27 @@ class _Schedule:
             out.append(_Joint(fn, sorted(self.position[n] for n in names), sources, kind))
         return out
 
-    def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> int:
+    def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> None:
         self.tasks.append((kind, si, idx, j, bi))
         self.deps.append(deps)
-        if kind == "joint":
-            joint = self.joint_task[len(self.tasks) - 1]
-            item = "b" if joint.kind == "map" else "p"
-            self.produces.append(
-                tuple((item, m, idx) if item == "b" else (item, m, idx, j) for m in joint.members)
-            )
+        self.produces.append((("p", si, idx, j) if kind == "partial" else ("b", si, idx),))
+
+    def _add_joint(self, joint: _Joint, si: int, idx: tuple, j: int, bi: tuple) -> None:
+        """One task computing block ``idx`` (map) or partial ``j`` (reduce) of every sibling."""
+        deps: dict[Item, None] = {}
+        for m in joint.members:
+            sibling = self.stages[m]
+            if joint.kind == "map":
+                deps.update(dict.fromkeys(self._block_reads(sibling, idx)))
+            else:
+                deps.update(dict.fromkeys(self._partial_reads(sibling, bi)))
+        self.joint_task[len(self.tasks)] = joint
+        self.tasks.append(("joint", si, idx, j, bi))
+        self.deps.append(list(deps))
+        if joint.kind == "map":
+            self.produces.append(tuple(("b", m, idx) for m in joint.members))
         else:
-            self.produces.append((("p", si, idx, j) if kind == "partial" else ("b", si, idx),))
-        return len(self.tasks) - 1
+            self.produces.append(tuple(("p", m, idx, j) for m in joint.members))
 
     def _partial_reads(self, stage: Stage, bi: tuple) -> list[Item]:
         region = block_slices(stage.expr.inputs[0].chunks, bi)
@@ -384,11 +388,7 @@ class _Schedule:
                 if joint is None:
                     self._add("partial", si, idx, j, bi, self._partial_reads(stage, bi))
                 elif si == joint.members[0]:  # the first sibling's tasks compute them all
-                    deps: dict[Item, None] = {}
-                    for m in joint.members:
-                        deps.update(dict.fromkeys(self._partial_reads(self.stages[m], bi)))
-                    self.joint_task[len(self.tasks)] = joint
-                    self._add("joint", si, idx, j, bi, list(deps))
+                    self._add_joint(joint, si, idx, j, bi)
             self._add("final", si, idx, 0, (), [("p", si, idx, j) for j in range(len(parts))])
 
     def _blocks_read(self, stage: Stage, regions: list[tuple[int, Region]]) -> list[Item]:
@@ -624,7 +624,7 @@ class NumbaExecutor:
                     waiting[t] -= 1
                     if waiting[t] == 0:
                         push(t)
-            blocks = sum(1 for i in items if i[0] == "b") if kind == "joint" else kind != "partial"
+            blocks = sum(1 for i in items if i[0] == "b")  # partials are not blocks
             if blocks:
                 stats.blocks += blocks
                 progress.advance(blocks)
