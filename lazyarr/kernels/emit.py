@@ -128,16 +128,9 @@ class Slot:
     arg: int
 
 
-def slots(
-    members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr | None = None
-) -> list[Slot]:
+def slots(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> list[Slot]:
     """The external inputs of a group, in order of first use (deterministic)."""
     first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
-    if not members:
-        if root is None:
-            raise ValueError("a group needs members or a reduction")
-        x = root.inputs[0]
-        return [Slot(first[x.key], x, -1, 0)]
     inside = {m.key for m in members}
     seen: dict[str, Slot] = {}
     for j, m in enumerate(members):
@@ -418,13 +411,8 @@ def emit_map_joint(parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr])
     """
     if not parts or not all(parts):
         raise ValueError("a map group needs at least one member")
-    combined: dict[str, Expr] = {}
-    for members in parts:
-        for m in members:
-            combined.setdefault(m.key, m)
-    members = list(combined.values())
+    members = _union(parts, [p[-1] for p in parts])
     _check_members(members)
-    members = canonical_order(members, [p[-1] for p in parts])
     group_slots = slots(members, input_exprs)
     scope, names = _values(members, group_slots)
     tags = ["" if t == 0 else f"_{t}" for t in range(len(parts))]
@@ -495,6 +483,15 @@ def canonical_order(members: Sequence[Expr], roots: Sequence[Expr]) -> list[Expr
     return out
 
 
+def _union(groups: Sequence[Sequence[Expr]], roots: Sequence[Expr]) -> list[Expr]:
+    """The members of several groups, each once, in :func:`canonical_order` from ``roots``."""
+    members: dict[str, Expr] = {}
+    for group in groups:
+        for m in group:
+            members.setdefault(m.key, m)
+    return canonical_order(list(members.values()), roots)
+
+
 def joint_slots(
     parts: Sequence[tuple[Sequence[Expr], Expr]], input_exprs: Sequence[Expr]
 ) -> tuple[list[Expr], list[Slot]]:
@@ -503,16 +500,13 @@ def joint_slots(
     A body without members reads its reduction's input over the body block
     itself (a slot of member ``-1``), unless another body reads it already.
     """
-    members: dict[str, Expr] = {}
-    for body, _ in parts:
-        for m in body:
-            members.setdefault(m.key, m)
-    combined = canonical_order(list(members.values()), [root.inputs[0] for _, root in parts])
-    group_slots = slots(combined, input_exprs) if combined else []
+    combined = _union([body for body, _ in parts], [root.inputs[0] for _, root in parts])
+    inside = {m.key for m in combined}
+    group_slots = slots(combined, input_exprs)
     first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
     for body, root in parts:
         x = root.inputs[0]
-        if not body and x.key not in members and all(g.expr.key != x.key for g in group_slots):
+        if not body and x.key not in inside and all(g.expr.key != x.key for g in group_slots):
             group_slots.append(Slot(first[x.key], x, -1, 0))
     return combined, group_slots
 
