@@ -22,6 +22,7 @@ __all__ = [
     "block_index_iter",
     "block_slices",
     "blocks_in_range",
+    "broadcast_chunks",
     "normalize_chunks",
     "offsets",
     "regular_chunks",
@@ -43,6 +44,28 @@ def _balanced(length: int, nblocks: int) -> tuple[int, ...]:
     nblocks = max(1, min(nblocks, max(length, 1)))
     size = math.ceil(length / nblocks) if length else 0
     return regular_chunks(length, size) if length else (0,)
+
+
+def broadcast_chunks(
+    shape: Sequence[int], parts: Sequence[tuple[Sequence[int], Sequence[tuple[int, ...]]]]
+) -> Chunks:
+    """Chunks of an output broadcast from inputs ``(shape, chunks)``, axes right-aligned.
+
+    Per axis, the finest grid among the inputs that have the axis's full
+    length (size-1 broadcast axes do not count); one block where none does.
+    """
+    nd = len(shape)
+    out: list[tuple[int, ...]] = []
+    for ax in range(nd):
+        choice: tuple[int, ...] | None = None
+        for in_shape, in_chunks in parts:
+            j = ax - (nd - len(in_shape))
+            if (j >= 0 and in_shape[j] == shape[ax]) and (
+                choice is None or len(in_chunks[j]) > len(choice)
+            ):
+                choice = tuple(in_chunks[j])
+        out.append(choice if choice is not None else ((shape[ax],) if shape[ax] else (0,)))
+    return tuple(out)
 
 
 def auto_chunks(shape: Sequence[int], itemsize: int, limit_bytes: int) -> Chunks:

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lazyarr.graph.chunks import Chunks
+from lazyarr.graph.chunks import Chunks, broadcast_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops._reshape import reshape_chunks
 from lazyarr.graph.ops.elementwise import Elementwise
-from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
+from lazyarr.graph.ops.linalg import (
+    Einsum,
+    Matmul,
+    Tensordot,
+    einsum_chunks,
+    matmul_chunks,
+    tensordot_chunks,
+)
 from lazyarr.graph.ops.manipulation import Reshape, Transpose
 from lazyarr.graph.ops.rechunk import Rechunk
-from lazyarr.graph.ops.reduction import Reduce
+from lazyarr.graph.ops.reduction import Reduce, reduce_chunks
 
 __all__ = ["follows_inputs", "keeps_chunks", "rederive", "swap_leaves"]
 
@@ -55,59 +62,22 @@ def swap_leaves(
 # ----------------------------------------------------------------- chunks after new inputs
 
 
-def _finest(shape: tuple[int, ...], parts: Sequence[tuple[tuple[int, ...], Chunks]]) -> Chunks:
-    """Per axis (right-aligned), the finest grid of an input with the full length."""
-    nd = len(shape)
-    out: list[tuple[int, ...]] = []
-    for ax in range(nd):
-        choice: tuple[int, ...] | None = None
-        for in_shape, in_chunks in parts:
-            j = ax - (nd - len(in_shape))
-            if (
-                j >= 0
-                and in_shape[j] == shape[ax]
-                and (choice is None or len(in_chunks[j]) > len(choice))
-            ):
-                choice = tuple(in_chunks[j])
-        out.append(choice if choice is not None else ((shape[ax],) if shape[ax] else (0,)))
-    return tuple(out)
-
-
 def _elementwise(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
-    return _finest(e.shape, [(x.shape, x.chunks) for x in xs])
+    return broadcast_chunks(e.shape, [(x.shape, x.chunks) for x in xs])
 
 
 def _matmul(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
     a, b = xs
     nbatch = e.ndim - (a.ndim >= 2) - (b.ndim >= 2)
-    chunks = _finest(
-        e.shape[:nbatch], [(a.shape[:-2], a.chunks[:-2]), (b.shape[:-2], b.chunks[:-2])]
-    )
-    if a.ndim >= 2:
-        chunks = (*chunks, a.chunks[-2])
-    if b.ndim >= 2:
-        chunks = (*chunks, b.chunks[-1])
-    return chunks
+    return matmul_chunks(a, b, e.shape[:nbatch])
 
 
 def _tensordot(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
-    a, b = xs
-    op = e.op
-    free_a = [a.chunks[ax] for ax in range(a.ndim) if ax not in op.axes_a]  # type: ignore[attr-defined]
-    free_b = [b.chunks[ax] for ax in range(b.ndim) if ax not in op.axes_b]  # type: ignore[attr-defined]
-    return (*free_a, *free_b)
+    return tensordot_chunks(*xs, e.op)  # type: ignore[arg-type]
 
 
 def _einsum(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
-    output = e.op.output  # type: ignore[attr-defined]
-    out = [(n,) if n else (0,) for n in e.shape]
-    for x, labels in zip(xs, e.op.subscripts, strict=False):  # type: ignore[attr-defined]
-        for lab, n, c in zip(labels, x.shape, x.chunks, strict=False):
-            if lab in output:
-                i = output.index(lab)
-                if n == e.shape[i] and len(c) > len(out[i]):
-                    out[i] = c
-    return tuple(out)
+    return einsum_chunks(xs, e.op, e.shape)  # type: ignore[arg-type]
 
 
 def _transpose(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
@@ -115,11 +85,7 @@ def _transpose(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
 
 
 def _reduce(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
-    # executors combine input blocks along the kept axes block for block: exact rule
-    axes, keep = e.op.axes, e.op.keepdims  # type: ignore[attr-defined]
-    if keep:
-        return tuple((1,) if ax in axes else c for ax, c in enumerate(xs[0].chunks))
-    return tuple(c for ax, c in enumerate(xs[0].chunks) if ax not in axes)
+    return reduce_chunks(xs[0].chunks, e.op)  # type: ignore[arg-type]
 
 
 def _reshape(e: Expr, xs: tuple[Expr, ...]) -> Chunks:

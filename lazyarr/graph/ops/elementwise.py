@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.chunks import broadcast_chunks
 from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops._common import broadcast_shape, is_scalar, probe
 from lazyarr.graph.token import HOLE, Hole
@@ -98,23 +99,6 @@ class Elementwise(MapOp):
         return tuple(result)
 
 
-def _output_chunks(shape: tuple[int, ...], arrays: list[Expr]) -> tuple[tuple[int, ...], ...]:
-    nd = len(shape)
-    chunks: list[tuple[int, ...]] = []
-    for ax in range(nd):
-        choice = None
-        for a in arrays:
-            j = ax - (nd - a.ndim)
-            if (
-                j >= 0
-                and a.shape[j] == shape[ax]
-                and (choice is None or len(a.chunks[j]) > len(choice))
-            ):
-                choice = a.chunks[j]
-        chunks.append(choice if choice is not None else ((shape[ax],) if shape[ax] else (0,)))
-    return tuple(chunks)
-
-
 _KWARG_SCALARS = (bool, int, float, complex, str, np.generic)
 
 
@@ -152,7 +136,9 @@ def elementwise(func: str, *args: Any, **kwargs: Any) -> Expr:
     shape = broadcast_shape(func, [a.shape for a in arrays]) if arrays else ()
     template = tuple(HOLE if isinstance(a, Expr) else a for a in args)
     op = Elementwise(func=func, template=template, kwargs=tuple(sorted(kwargs.items())))
-    return Expr(op, arrays, shape, dtype, _output_chunks(shape, arrays))
+    return Expr(
+        op, arrays, shape, dtype, broadcast_chunks(shape, [(a.shape, a.chunks) for a in arrays])
+    )
 
 
 def fill_template(template: tuple, arrays: tuple) -> list:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.chunks import Chunks, regular_chunks
+from lazyarr.graph.chunks import Chunks, broadcast_chunks, regular_chunks
 from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops._common import broadcast_shape, normalize_axis, probe
 
@@ -104,24 +104,6 @@ def _loop_region(
     )
 
 
-def _loop_chunks(
-    shape: Sequence[int], parts: Sequence[tuple[Sequence[int], Sequence[tuple[int, ...]]]]
-) -> Chunks:
-    """Chunks of broadcast axes: the finest grid of an input with the full length."""
-    nd = len(shape)
-    out: list[tuple[int, ...]] = []
-    for ax in range(nd):
-        choice = None
-        for in_shape, in_chunks in parts:
-            j = ax - (nd - len(in_shape))
-            if (j >= 0 and in_shape[j] == shape[ax]) and (
-                choice is None or len(in_chunks[j]) > len(choice)
-            ):
-                choice = tuple(in_chunks[j])
-        out.append(choice if choice is not None else (shape[ax],))
-    return tuple(out)
-
-
 def _whole(n: int) -> tuple[int, ...]:
     return (n,)
 
@@ -168,15 +150,22 @@ def matmul(a: Expr, b: Expr) -> Expr:
         )
     batch = broadcast_shape("matmul", [a.shape[:-2], b.shape[:-2]])
     dtype = probe(np.matmul, [a, b])
-    shape, chunks = (
-        batch,
-        _loop_chunks(batch, [(a.shape[:-2], a.chunks[:-2]), (b.shape[:-2], b.chunks[:-2])]),
-    )
+    shape = batch
     if a.ndim >= 2:
-        shape, chunks = (*shape, a.shape[-2]), (*chunks, a.chunks[-2])
+        shape = (*shape, a.shape[-2])
     if b.ndim >= 2:
-        shape, chunks = (*shape, b.shape[-1]), (*chunks, b.chunks[-1])
-    return Expr(Matmul(), (a, b), shape, dtype, chunks)
+        shape = (*shape, b.shape[-1])
+    return Expr(Matmul(), (a, b), shape, dtype, matmul_chunks(a, b, batch))
+
+
+def matmul_chunks(a: Expr, b: Expr, batch: tuple[int, ...]) -> Chunks:
+    """Chunks of ``a @ b``: the batch axes' broadcast grids, ``a``'s rows, ``b``'s columns."""
+    chunks = broadcast_chunks(batch, [(a.shape[:-2], a.chunks[:-2]), (b.shape[:-2], b.chunks[:-2])])
+    if a.ndim >= 2:
+        chunks = (*chunks, a.chunks[-2])
+    if b.ndim >= 2:
+        chunks = (*chunks, b.chunks[-1])
+    return chunks
 
 
 # -------------------------------------------------------------- tensordot
@@ -249,9 +238,14 @@ def tensordot(a: Expr, b: Expr, axes: Any = 2) -> Expr:
     free_a = [ax for ax in range(a.ndim) if ax not in axes_a]
     free_b = [ax for ax in range(b.ndim) if ax not in axes_b]
     shape = tuple(a.shape[ax] for ax in free_a) + tuple(b.shape[ax] for ax in free_b)
-    chunks = tuple(a.chunks[ax] for ax in free_a) + tuple(b.chunks[ax] for ax in free_b)
     op = Tensordot(axes_a=tuple(axes_a), axes_b=tuple(axes_b))
-    return Expr(op, (a, b), shape, dtype, chunks)
+    return Expr(op, (a, b), shape, dtype, tensordot_chunks(a, b, op))
+
+
+def tensordot_chunks(a: Expr, b: Expr, op: Tensordot) -> Chunks:
+    """Chunks of a tensordot: the grids of ``a``'s free axes, then ``b``'s."""
+    free_a = tuple(a.chunks[ax] for ax in range(a.ndim) if ax not in op.axes_a)
+    return free_a + tuple(b.chunks[ax] for ax in range(b.ndim) if ax not in op.axes_b)
 
 
 # ----------------------------------------------------------------- einsum
@@ -418,19 +412,24 @@ def einsum_expr(
     except Exception as e:
         _reraise(e, "einsum", exprs)
     shape = tuple(sizes[lab] for lab in output)
-    chunk_list = [_whole(n) for n in shape]
-    for x, labels in zip(exprs, inputs, strict=False):
-        for lab, n, c in zip(labels, x.shape, x.chunks, strict=False):
-            i = output.index(lab) if lab in output else -1
-            if i >= 0 and n == shape[i] and len(c) > len(chunk_list[i]):
-                chunk_list[i] = c
     op = Einsum(
         subscripts=subs,
         output=out,
         dtype=None if dtype is None else np.dtype(dtype),
         casting=casting,
     )
-    return Expr(op, tuple(exprs), shape, res_dtype, tuple(chunk_list))
+    return Expr(op, tuple(exprs), shape, res_dtype, einsum_chunks(exprs, op, shape))
+
+
+def einsum_chunks(exprs: Sequence[Expr], op: Einsum, shape: tuple[int, ...]) -> Chunks:
+    """Chunks of an einsum: per output label, the finest grid of an input axis of full length."""
+    chunk_list = [_whole(n) for n in shape]
+    for x, labels in zip(exprs, op.subscripts, strict=False):
+        for lab, n, c in zip(labels, x.shape, x.chunks, strict=False):
+            i = op.output.index(lab) if lab in op.output else -1
+            if i >= 0 and n == shape[i] and len(c) > len(chunk_list[i]):
+                chunk_list[i] = c
+    return tuple(chunk_list)
 
 
 def einsum(
@@ -608,7 +607,7 @@ def core_map(
         parts.append(([x.shape[ax] for ax in x_loop], [x.chunks[ax] for ax in x_loop]))
     if broadcast_shape(func, [p[0] for p in parts] + [loop_shape]) != loop_shape:
         raise ValueError(f"{func}: inputs {_shape_text(*exprs)} do not broadcast to {shape}")
-    loop_chunks = iter(_loop_chunks(loop_shape, parts))
+    loop_chunks = iter(broadcast_chunks(loop_shape, parts))
     chunks = tuple(_whole(n) if ax in out_core else next(loop_chunks) for ax, n in enumerate(shape))
     for k, v in (kwargs or {}).items():
         if isinstance(v, list):

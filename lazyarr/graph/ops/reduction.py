@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, ReduceOp
 from lazyarr.graph.ops._common import normalize_axes, normalize_axis
 
@@ -120,12 +121,21 @@ def reduce(
     out_dtype = _probe_dtype(func, x, dtype, ddof)
     if keepdims:
         shape = tuple(1 if ax in axes else n for ax, n in enumerate(x.shape))
-        chunks = tuple((1,) if ax in axes else c for ax, c in enumerate(x.chunks))
     else:
         shape = tuple(n for ax, n in enumerate(x.shape) if ax not in axes)
-        chunks = tuple(c for ax, c in enumerate(x.chunks) if ax not in axes)
     op = Reduce(func=func, axes=axes, keepdims=bool(keepdims), dtype=dtype, ddof=ddof, flat=flat)
-    return Expr(op, (x,), shape, out_dtype, chunks)
+    return Expr(op, (x,), shape, out_dtype, reduce_chunks(x.chunks, op))
+
+
+def reduce_chunks(chunks: Chunks, op: Reduce) -> Chunks:
+    """Chunks of a reduction: the kept axes' grids (one block of 1 on kept-dims reduced axes).
+
+    Executors combine input blocks along the kept axes block for block, so
+    this rule is exact, not a choice.
+    """
+    if op.keepdims:
+        return tuple((1,) if ax in op.axes else c for ax, c in enumerate(chunks))
+    return tuple(c for ax, c in enumerate(chunks) if ax not in op.axes)
 
 
 def reduce_block_inputs(expr: Expr, out_index: Sequence[int]) -> Iterator[tuple[int, ...]]:
