@@ -28,7 +28,7 @@ from lazyarr.graph.ops.manipulation import Reshape, Transpose
 from lazyarr.graph.ops.rechunk import Rechunk
 from lazyarr.graph.ops.reduction import Reduce, reduce_chunks
 
-__all__ = ["follows_inputs", "keeps_chunks", "rederive", "swap_leaves"]
+__all__ = ["follows_inputs", "rederive", "swap_leaves"]
 
 
 def swap_leaves(
@@ -115,11 +115,6 @@ def follows_inputs(e: Expr) -> bool:
     (scans, sorts, indexing, ...): those must keep the inputs they have.
     """
     return type(e.op) in _RULES
-
-
-def keeps_chunks(e: Expr) -> bool:
-    """True when ``e``'s chunks were given explicitly (a rechunk): new inputs leave them."""
-    return type(e.op) is Rechunk
 
 
 def rederive(e: Expr, inputs: Sequence[Expr]) -> Expr:
