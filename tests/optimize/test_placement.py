@@ -29,7 +29,6 @@ from lazyarr.optimize.placement import (
     stage_reads,
 )
 from lazyarr.optimize.placement.layout import (
-    block_grid,
     device_order,
     plan_layouts,
     suggest_chunks,
@@ -129,20 +128,6 @@ def test_owner_and_owners_agree(numblocks, n):
     counts = np.bincount(owners.ravel(), minlength=n)
     used = counts[counts > 0]
     assert len(used) == min(n, np.prod(lay.grid))
-
-
-@pytest.mark.parametrize(
-    ("shape", "cores", "cluster", "grid"),
-    [
-        ((4000, 4000), 4, (2, 2), (2, 2)),
-        ((10**7, 64), 4, (4, 1), (4, 1)),
-        ((10**7, 64), 4, (2, 2), (4, 1)),
-        ((20000, 20000), 4, (4,), (4, 1)),
-        ((10**7, 64), 512, (16, 1), (512, 1)),
-    ],
-)
-def test_block_grid_matches_the_notes(shape, cores, cluster, grid):
-    assert block_grid(shape, cores, cluster) == grid
 
 
 def test_suggest_chunks():

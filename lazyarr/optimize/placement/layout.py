@@ -40,7 +40,6 @@ from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
     "Layout",
-    "block_grid",
     "default_layout",
     "device_order",
     "plan_layouts",
@@ -156,33 +155,6 @@ def default_layout(numblocks: Sequence[int], n_workers: int, hosts: Sequence[str
 
 
 # ----------------------------------------------------------------- block shapes
-
-
-def block_grid(
-    shape: Sequence[int], n_blocks: int, cluster_shape: Sequence[int] | None = None
-) -> tuple[int, ...]:
-    """Blocks per axis, about ``n_blocks`` in all (NumS's rule, notes §2).
-
-    Each axis gets a share of ``log(n_blocks)`` weighted by its length and
-    by a softmax of the cluster shape (padded with ones or cut to the
-    array's rank); the rounding leftover goes to the longest axis.
-    """
-    shape = tuple(int(s) for s in shape)
-    if not shape:
-        return ()
-    if sum(shape) == 0 or n_blocks <= 1:
-        return (1,) * len(shape)
-    cs = list(cluster_shape) if cluster_shape is not None else [n_blocks]
-    cs = (cs + [1] * len(shape))[: len(shape)]
-    soft = np.exp(np.asarray(cs, dtype=np.float64) - max(cs))
-    soft /= soft.sum()
-    frac = soft * (np.asarray(shape, dtype=np.float64) / sum(shape))
-    frac /= frac.sum()
-    exact = float(n_blocks) ** frac
-    grid = np.floor(exact)
-    grid[int(np.argmax(shape))] += float(np.sum(exact - grid))
-    out = np.ceil(grid - 1e-9).astype(int)
-    return tuple(int(max(1, min(g, max(s, 1)))) for g, s in zip(out, shape))
 
 
 def suggest_chunks(
