@@ -30,6 +30,15 @@ def _check_plans():
         yield
 
 
+@pytest.fixture
+def reblock_any_size():
+    """The reblock pass re-blocks generated arrays of any size (tests use small ones)."""
+    from lazyarr import config
+
+    with config.set({"placement.reblock-min-bytes": 0}):
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _numba_cache_dir(tmp_path_factory):
     """Compiled kernels go to one directory per test run (shared by xdist workers), not ~/.cache."""

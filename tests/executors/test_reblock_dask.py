@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr import api, config
+from lazyarr import api
 
-
-@pytest.fixture(autouse=True)
-def _small_arrays_count():
-    api.clear_plan_cache()
-    with config.set({"placement.reblock-min-bytes": 0}):
-        yield
-    api.clear_plan_cache()
+pytestmark = pytest.mark.usefixtures("reblock_any_size")
 
 
 def test_dask_results_and_persist(dask_ex):

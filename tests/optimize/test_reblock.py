@@ -25,13 +25,7 @@ NO_REBLOCK = tuple(p for p in PASSES if p != "reblock")
 CTX4 = PassContext(n_workers=4, workers=tuple(f"w{i}" for i in range(4)), check=True)
 
 
-@pytest.fixture(autouse=True)
-def _small_arrays_count():
-    """Re-block arrays of any size (tests use small ones); plans are cached without config."""
-    api.clear_plan_cache()
-    with config.set({"placement.reblock-min-bytes": 0}):
-        yield
-    api.clear_plan_cache()
+pytestmark = pytest.mark.usefixtures("reblock_any_size")
 
 
 def plan_of(*arrays, passes=ALL, ctx=CTX4) -> Plan:
