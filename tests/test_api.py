@@ -37,6 +37,19 @@ def test_plans_are_cached_by_key():
     assert p1 is p2
 
 
+def test_plans_made_under_other_block_settings_are_not_reused(reblock_any_size):
+    x = la.random.random((64, 64), seed=1)
+    workers = {"n_workers": 4, "workers": tuple(f"w{i}" for i in range(4))}
+    passes = api.passes_for(None, None)
+    one = api.make_plan([x._expr], "dask", passes, extra=workers)
+    assert api.make_plan([x._expr], "dask", passes, extra=workers) is one
+    with la.config.set({"placement.blocks-per-worker": 4}):
+        four = api.make_plan([x._expr], "dask", passes, extra=workers)
+    (src,) = four.outputs
+    assert four is not one
+    assert np.prod(four.stages[src].numblocks) == 16 != np.prod(one.stages[src].numblocks)
+
+
 def test_plans_holding_big_arrays_are_not_cached():
     api.clear_plan_cache()
     big = la.asarray(np.zeros(1 << 18))
