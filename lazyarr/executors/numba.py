@@ -49,6 +49,7 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, Elementwise, Reduce
 from lazyarr.kernels.blocks import assemble, blocks_for_region, tree_combine
 from lazyarr.kernels.compile import Options
+from lazyarr.kernels.emit import structure_text
 from lazyarr.kernels.fused import external_regions
 from lazyarr.kernels.numba_fused import (
     joint_map_function,
@@ -215,17 +216,18 @@ class NumbaKernels:
     def reduction(self, stage: Stage) -> Any:
         return self.reference.reduction(stage)
 
-    def joint(self, stages: Sequence[Stage]) -> tuple[Callable, list[str], str] | None:
+    def joint(self, stages: Sequence[Stage]) -> tuple[Callable, list[str], str, list[str]] | None:
         """One compiled pass computing several sibling stages, or None.
 
         Siblings (see ``optimize.siblings``) are reductions of the same axes of
         bodies on one block grid, or elementwise stages of one shape and
         chunks. The function maps ``(region, get)`` to the reductions' partial
         states (``"reduce"``: the body's region) or ``(region, get, outs)`` to
-        the blocks (``"map"``); ``get`` takes a position in the returned list
-        of input stage names. None when a stage would not get a compiled
-        kernel on its own, or the joint kernel cannot be built (each stage
-        then runs its own kernel, and ``joint_refused`` says why).
+        the blocks (``"map"``), in the order of the returned stage names;
+        ``get`` takes a position in the returned list of input stage names.
+        None when a stage would not get a compiled kernel on its own, or the
+        joint kernel cannot be built (each stage then runs its own kernel,
+        and ``joint_refused`` says why).
         """
         if len(stages) < 2 or any(self._small(s) for s in stages):
             return None
@@ -246,6 +248,9 @@ class NumbaKernels:
             return None
         if len(grids) != 1:
             return None
+        # parts in an order of their structure, not of node names: the same source text
+        # (and the kernel compiled on disk) in every process
+        stages = sorted(stages, key=lambda s: structure_text(s.members[:-1], s.expr))
         inputs: dict[str, Expr] = {}
         for s in stages:
             for name, e in zip(s.inputs, s.input_exprs):
@@ -261,7 +266,7 @@ class NumbaKernels:
             self.joint_refused[" ".join(s.name for s in stages)] = f"{type(e).__name__}: {e}"
             return None
         self.compiled.extend(s.name for s in stages)
-        return fn, list(inputs), kind
+        return fn, list(inputs), kind, [s.name for s in stages]
 
 
 # Source ops whose blocks are views of arrays in memory (a slice, no work).
@@ -293,7 +298,8 @@ class _Joint:
     ) -> None:
         self.fn = fn
         self.kind = kind  # "map": blocks; "reduce": partial states
-        self.members = members  # stage positions, plan order
+        self.members = members  # stage positions, in the order ``fn`` returns their values
+        self.leader = min(members)  # the sibling whose tasks compute them all
         self.sources = sources  # per input of ``fn``: (its chunks, its stage position)
 
 
@@ -322,7 +328,7 @@ class _Schedule:
             for idx in block_index_iter(stage.numblocks):
                 if joint is None:
                     self._add("block", si, idx, 0, (), self._block_reads(stage, idx))
-                elif si == joint.members[0]:  # the first sibling's tasks compute them all
+                elif si == joint.leader:
                     self._add_joint(joint, si, idx, 0, ())
 
     @staticmethod
@@ -344,9 +350,9 @@ class _Schedule:
             found = kernels.joint([plan.stages[n] for n in names])
             if found is None:
                 continue
-            fn, inputs, kind = found
+            fn, inputs, kind, order = found
             sources = [(plan.stages[n].expr.chunks, self.position[n]) for n in inputs]
-            out.append(_Joint(fn, sorted(self.position[n] for n in names), sources, kind))
+            out.append(_Joint(fn, [self.position[n] for n in order], sources, kind))
         return out
 
     def _add(self, kind: str, si: int, idx: tuple, j: int, bi: tuple, deps: list[Item]) -> None:
@@ -387,7 +393,7 @@ class _Schedule:
             for j, bi in enumerate(parts):
                 if joint is None:
                     self._add("partial", si, idx, j, bi, self._partial_reads(stage, bi))
-                elif si == joint.members[0]:  # the first sibling's tasks compute them all
+                elif si == joint.leader:
                     self._add_joint(joint, si, idx, j, bi)
             self._add("final", si, idx, 0, (), [("p", si, idx, j) for j in range(len(parts))])
 

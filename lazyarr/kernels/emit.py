@@ -41,7 +41,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
-from lazyarr.graph.token import Hole
+from lazyarr.graph.token import Hole, canonical
 from lazyarr.kernels.emit_fold import (
     ReduceSpec,
     lane_lines,
@@ -76,6 +76,7 @@ __all__ = [
     "joint_slots",
     "reduce_spec",
     "slots",
+    "structure_text",
 ]
 
 INDENT = "    "
@@ -481,6 +482,31 @@ def canonical_order(members: Sequence[Expr], roots: Sequence[Expr]) -> list[Expr
             stack.extend((i, False) for i in reversed(e.inputs) if i.key not in seen)
     out += [m for m in members if m.key not in seen]  # not reachable from a root: keep them
     return out
+
+
+def structure_text(members: Sequence[Expr], root: Expr) -> str:
+    """``root`` as text of its ops and constants, inputs from outside ``members`` as dtype+shape.
+
+    Independent of node names and keys (which differ between processes for
+    in-memory arrays): callers order the parts of a joint kernel by it, so a
+    new process generates the same source and finds the compiled kernel on disk.
+    """
+    inside = {m.key for m in members} | {root.key}
+    texts: dict[str, str] = {}
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:  # iterative post-order: long chains stay within the recursion limit
+        e, done = stack.pop()
+        if e.key in texts:
+            continue
+        if e.key not in inside:
+            texts[e.key] = f"in[{e.dtype.str}{e.shape}]"
+        elif done:
+            args = ",".join(texts[i.key] for i in e.inputs)
+            texts[e.key] = f"{canonical(e.op)}({args})"
+        else:
+            stack.append((e, True))
+            stack.extend((i, False) for i in e.inputs if i.key not in texts)
+    return texts[root.key]
 
 
 def _union(groups: Sequence[Sequence[Expr]], roots: Sequence[Expr]) -> list[Expr]:

@@ -274,3 +274,30 @@ def test_elementwise_siblings_of_transposed_and_empty_arrays():
     e = la.asarray(np.empty((0, 3)), chunks=(1, 2))
     got, _ = computed(e + 1, e * 2)
     assert [g.shape for g in got] == [(0, 3), (0, 3)]
+
+
+@pytest.mark.parametrize(
+    "lazy",
+    [
+        lambda x: [x.mean(0), x.std(0), la.argmax(x, axis=0)],
+        lambda x: [x + 1, la.sin(x) * 2, x > 0.5],
+    ],
+    ids=["reduce", "map"],
+)
+def test_a_joint_kernel_does_not_depend_on_the_order_siblings_come_in(lazy):
+    """Plans order siblings by node name, which differs between processes for arrays."""
+    from lazyarr import api
+    from lazyarr.kernels import numba_fused
+
+    x = la.asarray(DATA, chunks=(10, 23))
+    plan = api.make_plan([e._expr for e in lazy(x)], "numba", api.passes_for(None, None))
+    (names,) = plan.notes["siblings"]
+    stages = [plan.stages[n] for n in names]
+    kernels = nx.NumbaKernels(nx.options_from_config())
+    numba_fused._EMITTED.clear()
+    one = kernels.joint(stages)
+    first = [k.source for k in numba_fused._EMITTED.values()]
+    numba_fused._EMITTED.clear()
+    two = kernels.joint(stages[::-1])
+    assert [k.source for k in numba_fused._EMITTED.values()] == first
+    assert one[3] == two[3]  # the same order of results, whatever order they came in
