@@ -49,7 +49,7 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, Elementwise, Reduce
 from lazyarr.kernels.blocks import assemble, blocks_for_region, tree_combine
 from lazyarr.kernels.compile import Options
-from lazyarr.kernels.emit import structure_text
+from lazyarr.kernels.emit_group import structure_text
 from lazyarr.kernels.fused import external_regions
 from lazyarr.kernels.numba_fused import (
     joint_map_function,

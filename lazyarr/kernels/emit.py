@@ -41,7 +41,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
-from lazyarr.graph.token import Hole, canonical
+from lazyarr.graph.token import Hole
 from lazyarr.kernels.emit_fold import (
     ReduceSpec,
     lane_lines,
@@ -49,6 +49,12 @@ from lazyarr.kernels.emit_fold import (
     reduce_spec,
     update_function,
     update_lines,
+)
+from lazyarr.kernels.emit_group import (
+    Slot,
+    joint_slots,
+    slots,
+    union,
 )
 from lazyarr.kernels.emit_ops import (
     Operand,
@@ -73,10 +79,7 @@ __all__ = [
     "emit_map_joint",
     "emit_reduce",
     "emit_reduce_joint",
-    "joint_slots",
     "reduce_spec",
-    "slots",
-    "structure_text",
 ]
 
 INDENT = "    "
@@ -111,34 +114,6 @@ class Kernel:
     reduces: tuple[ReduceSpec, ...] = ()  # every reduction of a joint kernel, in argument order
     slots: tuple[Slot, ...] = ()  # the inputs ``b0, b1, ...``: what each reads
     members: tuple[Expr, ...] = ()  # the members the slots' ``member`` indexes point into
-
-
-@dataclasses.dataclass(frozen=True)
-class Slot:
-    """An external input the kernel reads: its stage input position and how to get its region.
-
-    ``member``/``arg``: the member (index in ``members``) that reads it and
-    which of that member's inputs it is (its region comes from the member's
-    ``regions``); ``member == -1`` for a reduction with an empty body, which
-    reads its input over the body block itself.
-    """
-
-    position: int
-    expr: Expr
-    member: int
-    arg: int
-
-
-def slots(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> list[Slot]:
-    """The external inputs of a group, in order of first use (deterministic)."""
-    first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
-    inside = {m.key for m in members}
-    seen: dict[str, Slot] = {}
-    for j, m in enumerate(members):
-        for q, inp in enumerate(m.inputs):
-            if inp.key not in inside and inp.key not in seen:
-                seen[inp.key] = Slot(first[inp.key], inp, j, q)
-    return list(seen.values())
 
 
 # ----------------------------------------------------------------- members (scalar expressions)
@@ -412,7 +387,7 @@ def emit_map_joint(parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr])
     """
     if not parts or not all(parts):
         raise ValueError("a map group needs at least one member")
-    members = _union(parts, [p[-1] for p in parts])
+    members = union(parts, [p[-1] for p in parts])
     _check_members(members)
     group_slots = slots(members, input_exprs)
     scope, names = _values(members, group_slots)
@@ -455,86 +430,6 @@ def emit_map_joint(parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr])
 def emit_reduce(members: Sequence[Expr], input_exprs: Sequence[Expr], root: Expr) -> Kernel:
     """The kernel folding the body (``members``, may be empty) of ``root`` into partial states."""
     return emit_reduce_joint([(members, root)], input_exprs)
-
-
-def canonical_order(members: Sequence[Expr], roots: Sequence[Expr]) -> list[Expr]:
-    """``members`` in a dependency order that depends only on the expressions' structure.
-
-    A post-order walk from ``roots`` through each member's inputs in order.
-    Plans order members by node name, and names of in-memory arrays differ
-    between processes: without this, a new process would generate other
-    text for the same group and miss the compiled kernel on disk.
-    """
-    by_key = {m.key: m for m in members}
-    out: list[Expr] = []
-    seen: set[str] = set()
-    for root in roots:
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:
-            e, done = stack.pop()
-            if done:
-                out.append(e)
-                continue
-            if e.key in seen or e.key not in by_key:
-                continue
-            seen.add(e.key)
-            stack.append((e, True))
-            stack.extend((i, False) for i in reversed(e.inputs) if i.key not in seen)
-    out += [m for m in members if m.key not in seen]  # not reachable from a root: keep them
-    return out
-
-
-def structure_text(members: Sequence[Expr], root: Expr) -> str:
-    """``root`` as text of its ops and constants, inputs from outside ``members`` as dtype+shape.
-
-    Independent of node names and keys (which differ between processes for
-    in-memory arrays): callers order the parts of a joint kernel by it, so a
-    new process generates the same source and finds the compiled kernel on disk.
-    """
-    inside = {m.key for m in members} | {root.key}
-    texts: dict[str, str] = {}
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:  # iterative post-order: long chains stay within the recursion limit
-        e, done = stack.pop()
-        if e.key in texts:
-            continue
-        if e.key not in inside:
-            texts[e.key] = f"in[{e.dtype.str}{e.shape}]"
-        elif done:
-            args = ",".join(texts[i.key] for i in e.inputs)
-            texts[e.key] = f"{canonical(e.op)}({args})"
-        else:
-            stack.append((e, True))
-            stack.extend((i, False) for i in e.inputs if i.key not in texts)
-    return texts[root.key]
-
-
-def _union(groups: Sequence[Sequence[Expr]], roots: Sequence[Expr]) -> list[Expr]:
-    """The members of several groups, each once, in :func:`canonical_order` from ``roots``."""
-    members: dict[str, Expr] = {}
-    for group in groups:
-        for m in group:
-            members.setdefault(m.key, m)
-    return canonical_order(list(members.values()), roots)
-
-
-def joint_slots(
-    parts: Sequence[tuple[Sequence[Expr], Expr]], input_exprs: Sequence[Expr]
-) -> tuple[list[Expr], list[Slot]]:
-    """The members of several reductions' bodies (shared ones once) and the inputs they read.
-
-    A body without members reads its reduction's input over the body block
-    itself (a slot of member ``-1``), unless another body reads it already.
-    """
-    combined = _union([body for body, _ in parts], [root.inputs[0] for _, root in parts])
-    inside = {m.key for m in combined}
-    group_slots = slots(combined, input_exprs)
-    first = {e.key: i for i, e in reversed(list(enumerate(input_exprs)))}
-    for body, root in parts:
-        x = root.inputs[0]
-        if not body and x.key not in inside and all(g.expr.key != x.key for g in group_slots):
-            group_slots.append(Slot(first[x.key], x, -1, 0))
-    return combined, group_slots
 
 
 def emit_reduce_joint(

@@ -11,7 +11,8 @@ import pytest
 import lazyarr as la
 from lazyarr._array import wrap
 from lazyarr.graph.ops import Elementwise, elementwise
-from lazyarr.kernels.emit import Unsupported, emit_map, emit_reduce, reduce_spec, slots
+from lazyarr.kernels.emit import Unsupported, emit_map, emit_reduce, reduce_spec
+from lazyarr.kernels.emit_group import slots
 
 
 def group(result: la.LazyArray) -> tuple[list, list]:
