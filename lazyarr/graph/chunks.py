@@ -10,8 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
-from itertools import product
+from itertools import accumulate, product
 from typing import Any
 
 import numpy as np
@@ -154,13 +153,25 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_byt
     return tuple(out)
 
 
-@lru_cache(maxsize=4096)
+_OFFSETS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_OFFSETS_SIZE = 8192
+
+
 def offsets(blocks: tuple[int, ...]) -> tuple[int, ...]:
-    """Start of each block along one axis, plus the axis length at the end."""
-    out = [0]
-    for b in blocks:
-        out.append(out[-1] + b)
-    return tuple(out)
+    """Start of each block along one axis, plus the axis length at the end.
+
+    Remembered by the identity of ``blocks`` (each ``Expr`` owns its chunk
+    tuples): hashing a tuple costs its length, so a cache keyed by value
+    would make every per-block lookup cost the number of blocks.
+    """
+    hit = _OFFSETS.get(id(blocks))
+    if hit is not None and hit[0] is blocks:
+        return hit[1]
+    out = tuple(accumulate(blocks, initial=0))
+    if len(_OFFSETS) >= _OFFSETS_SIZE:
+        _OFFSETS.clear()
+    _OFFSETS[id(blocks)] = (blocks, out)  # the tuple is kept alive, so its id stays its own
+    return out
 
 
 def block_slices(chunks: Chunks, index: Sequence[int]) -> tuple[slice, ...]:
