@@ -14,13 +14,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
 from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.reduction import reduce_block_inputs as reduce_inputs
 from lazyarr.kernels.blocks import tree_combine
 from lazyarr.kernels.fused import evaluate, external_regions, root_operands
 from lazyarr.kernels.reference import ReduceKernel, kernel_for
-from lazyarr.optimize.placement.deps import contraction, n_contraction_parts, region_parts
 from lazyarr.optimize.plan import Stage
 
 __all__ = [

@@ -43,6 +43,7 @@ from distributed import Client, Future, as_completed
 from distributed.client import FutureCancelledError
 
 from lazyarr import config
+from lazyarr.graph.blockrules import contraction
 from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
@@ -56,7 +57,6 @@ from lazyarr.optimize.placement import (
     reduce_part_reads,
     reduce_parts,
 )
-from lazyarr.optimize.placement.deps import contraction
 from lazyarr.optimize.plan import Plan, Stage
 
 from . import dask_stats

@@ -26,12 +26,12 @@ Reductions, sorts, rechunks, array indexing and sources never join.
 
 from __future__ import annotations
 
+from lazyarr.graph.blockrules import n_contraction_parts
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.indexing import GetItem
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
-from lazyarr.optimize.placement.deps import n_contraction_parts
 
 __all__ = [
     "can_join",

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.optimize.cost import expr_flops
-from lazyarr.optimize.placement.deps import contraction, n_contraction_parts, region_parts
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [

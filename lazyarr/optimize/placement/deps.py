@@ -22,20 +22,22 @@ are what moves between workers.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Iterable, Sequence
-from itertools import pairwise, product
+from itertools import product
 
-from lazyarr.graph.chunks import Chunks, block_slices, blocks_in_range, offsets
+from lazyarr.graph.blockrules import (
+    contracted_pairs,
+    contraction,
+    n_contraction_parts,
+    reduce_block_inputs,
+    region_parts,
+)
+from lazyarr.graph.chunks import Chunks, block_slices, blocks_in_range
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, root_input_regions
-from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
-from lazyarr.graph.ops.reduction import reduce_block_inputs
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
-    "Contraction",
     "block_nbytes",
     "contracted_pairs",
     "contraction",
@@ -135,102 +137,9 @@ def reads_blocks(stage: Stage, reads: Sequence[Read]) -> list[tuple[int, tuple[i
 # ----------------------------------------------------------------- contractions
 
 
-@dataclasses.dataclass(frozen=True)
-class Contraction:
-    """The summed axes of a contraction: per label, its length and (input, axis) uses."""
-
-    labels: tuple[tuple[int, tuple[tuple[int, int], ...]], ...]
-
-    def intervals(self, inputs: Sequence[Expr]) -> list[list[tuple[int, int]]]:
-        """Per label, the ranges of the common refinement of every use's chunks."""
-        out = []
-        for length, uses in self.labels:
-            cuts = {0, length}
-            for pos, ax in uses:
-                cuts.update(offsets(inputs[pos].chunks[ax]))
-            edges = sorted(cuts)
-            spans = [(a, b) for a, b in pairwise(edges) if b > a]
-            out.append(spans or [(0, length)])
-        return out
-
-
-def contraction(expr: Expr) -> Contraction | None:
-    """The summed axes of ``expr`` when it is a matmul/tensordot/einsum that sums any."""
-    op = expr.op
-    labels: list[tuple[int, tuple[tuple[int, int], ...]]] = []
-    if isinstance(op, Matmul):
-        a, b = expr.inputs
-        bax = 0 if b.ndim == 1 else b.ndim - 2
-        labels.append((a.shape[-1], ((0, a.ndim - 1), (1, bax))))
-    elif isinstance(op, Tensordot):
-        a, _ = expr.inputs
-        for ax_a, ax_b in zip(op.axes_a, op.axes_b):
-            labels.append((a.shape[ax_a], ((0, ax_a), (1, ax_b))))
-    elif isinstance(op, Einsum):
-        kept = set(op.output)
-        uses: dict[int, list[tuple[int, int]]] = {}
-        for pos, subs in enumerate(op.subscripts):
-            for ax, lab in enumerate(subs):
-                if lab not in kept:
-                    uses.setdefault(lab, []).append((pos, ax))
-        for lab in sorted(uses):
-            lengths = {expr.inputs[p].shape[ax] for p, ax in uses[lab]}
-            if len(lengths) == 1:  # a broadcast (length-1) use is not split
-                labels.append((lengths.pop(), tuple(uses[lab])))
-    if not labels:
-        return None
-    return Contraction(tuple(labels))
-
-
-def contracted_pairs(expr: Expr) -> list[tuple[int, int]]:
-    """(axis of input 0, axis of input 1) pairs summed together by a two-operand contraction."""
-    if len(expr.inputs) != 2:
-        return []
-    c = contraction(expr)
-    if c is None:
-        return []
-    pairs = []
-    for _, uses in c.labels:
-        a = [ax for p, ax in uses if p == 0]
-        b = [ax for p, ax in uses if p == 1]
-        if len(a) == 1 and len(b) == 1:
-            pairs.append((a[0], b[0]))
-    return pairs
-
-
-def n_contraction_parts(expr: Expr) -> int:
-    """How many partial products a contraction block splits into (1: not splittable)."""
-    c = contraction(expr)
-    if c is None:
-        return 1
-    return math.prod(len(s) for s in c.intervals(expr.inputs))
-
-
 def contraction_parts(stage: Stage, index: Sequence[int]) -> list[tuple[Region, ...]]:
-    """For block ``index`` of a contraction stage: per partial product, one region per input.
-
-    Running the stage's kernel on part ``k``'s regions gives the partial
-    product over that contracted range; the block is the sum of all parts.
-    Parts are in C order over the contracted labels' ranges.
-    """
+    """For block ``index`` of a contraction stage: per partial product, one region per input."""
     return region_parts(stage.expr, block_slices(stage.expr.chunks, index))
-
-
-def region_parts(expr: Expr, out: Region) -> list[tuple[Region, ...]]:
-    """:func:`contraction_parts` for the output region ``out`` of contraction ``expr``."""
-    c = contraction(expr)
-    base = [list(r) for r in expr.op.regions(expr, out)]
-    if c is None:
-        return [tuple(tuple(r) for r in base)]
-    spans = c.intervals(expr.inputs)
-    parts = []
-    for combo in product(*spans):
-        regions = [list(r) for r in base]
-        for (lo, hi), (_, uses) in zip(combo, c.labels):
-            for pos, ax in uses:
-                regions[pos][ax] = slice(lo, hi)
-        parts.append(tuple(tuple(r) for r in regions))
-    return parts
 
 
 # ----------------------------------------------------------------- partial sizes

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.blockrules import contracted_pairs
 from lazyarr.graph.chunks import Chunks, regular_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.elementwise import Elementwise
 from lazyarr.graph.ops.manipulation import Transpose
-from lazyarr.optimize.placement.deps import contracted_pairs
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
