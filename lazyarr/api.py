@@ -29,6 +29,7 @@ __all__ = [
     "compute_exprs",
     "last_run",
     "make_plan",
+    "pass_context",
     "passes_for",
     "persist_exprs",
     "resolve_executor",
@@ -112,8 +113,16 @@ def _cacheable(plan: Plan) -> bool:
     return held <= _CACHE_SOURCE_LIMIT
 
 
-# Settings passes read (besides the pass list): a plan made under others is not reused.
-_PLAN_SETTINGS = ("placement.blocks-per-worker", "placement.reblock-min-bytes", "array.chunk-size")
+def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None) -> PassContext:
+    """The passes' context: the executor's facts (``extra``) and the settings passes follow."""
+    return PassContext(
+        executor=executor,
+        check=check,
+        blocks_per_worker=int(config.get("placement.blocks-per-worker")),
+        reblock_min_bytes=config.parse_bytes(config.get("placement.reblock-min-bytes")),
+        chunk_size=config.parse_bytes(config.get("array.chunk-size")),
+        **(extra or {}),
+    )
 
 
 def make_plan(
@@ -129,22 +138,14 @@ def make_plan(
     (``plan_context()``: worker count, addresses, hosts).
     """
     check = bool(config.resolve("optimize.check", check))
-    settings = tuple(repr(config.get(k)) for k in _PLAN_SETTINGS)
-    key = (
-        tuple(e.key for e in exprs),
-        executor,
-        tuple(passes),
-        check,
-        _context_key(extra),
-        settings,
-    )
+    ctx = pass_context(executor, check, extra)
+    key = (tuple(e.key for e in exprs), tuple(passes), ctx)
     plan = _plan_cache.get(key)
     if plan is not None:
         _plan_cache.move_to_end(key)
         return plan
     exprs = _localize(exprs, executor)
     graph = build(exprs)
-    ctx = PassContext(executor=executor, check=check, **(extra or {}))
     plan = optimize(Plan.from_graph(graph), passes, ctx)
     size = int(config.get("plan-cache.size"))
     if size > 0 and _cacheable(plan):
@@ -177,10 +178,6 @@ def _localize(exprs: Sequence[Expr], executor: str) -> Sequence[Expr]:
         if localize is not None:
             exprs = localize(exprs)
     return exprs
-
-
-def _context_key(extra: dict[str, Any] | None) -> tuple:
-    return tuple(sorted((k, repr(v)) for k, v in (extra or {}).items()))
 
 
 def clear_plan_cache() -> None:

@@ -22,7 +22,7 @@ from lazyarr import api, config
 from lazyarr._convert import as_expr
 from lazyarr.graph import build
 from lazyarr.graph.expr import Expr
-from lazyarr.optimize.pipeline import PASSES, PassContext, optimize_until
+from lazyarr.optimize.pipeline import PASSES, optimize_until
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz import (
     Measured,
@@ -214,7 +214,7 @@ def plan_of(
         return raw, ex.name, None
     if stage not in PASSES:
         raise ValueError(f"unknown stage {stage!r}: use 'raw' or a pass name ({', '.join(PASSES)})")
-    ctx = PassContext(executor=ex.name, **(extra or {}))
+    ctx = api.pass_context(ex.name, False, extra)
     return optimize_until(raw, stage, passes, ctx), ex.name, None
 
 

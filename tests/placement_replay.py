@@ -2,7 +2,7 @@
 
 :class:`Replay` runs a plan the way a distributed executor would: every
 block task on its planned worker, reduction partials and partial products
-on their planned workers (``stage.notes["place"]["parts"]``), combine steps
+on their planned workers (``stage.placement.parts``), combine steps
 from ``combine_schedule``. A task fetches each input block it does not hold
 and keeps the copy, as Dask workers do with replica dropping off. It counts
 the bytes each block pulls in, to compare with ``stage.est_bytes``.
@@ -46,7 +46,7 @@ class Replay:
             fns = stage_functions(s, ReferenceKernels())
             for idx in np.ndindex(*s.numblocks):
                 self.count = 0
-                if s.notes.get("place", {}).get("strategy") == "tree":
+                if (s.placement and s.placement.tree):
                     value = self.tree(s, idx, fns)
                 else:
                     value = compute_block(
@@ -76,7 +76,7 @@ class Replay:
 
     def tree(self, s: Stage, idx, fns):
         owner = int(s.worker[idx])
-        part_workers = [int(w) for w in np.asarray(s.notes["place"]["parts"])[idx]]
+        part_workers = [int(w) for w in s.placement.parts[idx]]
         op, expr = s.expr.op, s.expr
         if s.kind == "reduce":
             rk = kernel_for(op)

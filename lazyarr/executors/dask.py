@@ -119,12 +119,12 @@ def dependencies(
 
 def _tree_parts(stage: Stage) -> np.ndarray | None:
     """The worker of every part of a "tree" stage (``place`` pass), shaped (*numblocks, parts)."""
-    note = stage.notes.get("place")
-    if not isinstance(note, dict) or note.get("strategy") != "tree" or "parts" not in note:
+    placement = stage.placement
+    if placement is None or not placement.tree:
         return None
     if stage.worker is None or (stage.kind != "reduce" and contraction(stage.expr) is None):
         return None
-    return np.asarray(note["parts"], dtype=np.int64).reshape(*stage.numblocks, -1)
+    return placement.parts
 
 
 class _LostData(Exception):
@@ -151,11 +151,10 @@ class _Run:
         self.plan = plan
         self.keep = set(keep)
         self.placement = placement
-        note = plan.notes.get("place") if isinstance(plan.notes.get("place"), dict) else {}
         # worker numbers refer to the addresses the plan was made for
-        self.workers = tuple(note.get("workers") or live)
+        self.workers = plan.workers or tuple(live)
         self.live = set(live)
-        self.host_of = host_ids(tuple(note.get("hosts") or ()), len(self.workers))
+        self.host_of = host_ids(plan.hosts, len(self.workers))
         self.token = uuid.uuid4().hex[:12]
         self.errstate = tuple(sorted(np.geterr().items()))
         settings = tuple(sorted(config.get("numba").items()))

@@ -7,7 +7,7 @@ else runs the NumPy reference kernels. If a kernel cannot be generated or
 compiled, its stage falls back to NumPy with one :class:`FallbackWarning`
 per distinct reason: a compute never fails because of compilation.
 
-Sibling stages (``plan.notes["siblings"]``: reductions of one block grid, or
+Sibling stages (``plan.siblings``: reductions of one block grid, or
 elementwise stages of one shape and chunks, that read the same inputs) run
 as one generated kernel per block, so the shared inputs are read once for
 all of them (``x.mean(0)`` with ``x.std(0)``; ``la.compute(a + b, a * b)``).
@@ -344,7 +344,7 @@ class _Schedule:
     def _joints(self, plan: Plan, kernels: NumbaKernels) -> list[_Joint]:
         """The sibling sets the fuse pass found that get one compiled pass."""
         out = []
-        for names in plan.notes.get("siblings", ()):
+        for names in plan.siblings:
             if not all(n in self.position for n in names):
                 continue
             found = kernels.joint([plan.stages[n] for n in names])

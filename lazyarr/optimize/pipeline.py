@@ -7,31 +7,15 @@ stay identical; only speed and placement change.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.passes import cse, fuse, layout, place, reblock, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
-
-
-@dataclasses.dataclass(frozen=True)
-class PassContext:
-    """What passes may know about where the plan will run."""
-
-    executor: str = "numpy"
-    n_workers: int = 1
-    workers: tuple[str, ...] = ()
-    """Worker addresses, when the executor has workers (index = worker number)."""
-    hosts: tuple[str, ...] = ()
-    """The host of each worker (same index), for cheaper same-host transfers."""
-    memory_limit: int | None = None
-    placement_trees: bool = True
-    """Whether the executor runs reductions and contractions as placed trees of parts."""
-    check: bool = False
 
 
 PassFn = Callable[[Plan, PassContext], Plan]
@@ -65,8 +49,7 @@ def optimize(plan: Plan, passes: Sequence[str], ctx: PassContext) -> Plan:
         history.append(PassRecord(name, seconds, f"{before} -> {len(plan.stages)} stages"))
         if ctx.check:
             check_plan(plan, name)
-    plan.history = tuple(history)
-    return plan
+    return plan.replace(history=tuple(history))
 
 
 def optimize_until(plan: Plan, last: str, passes: Sequence[str], ctx: PassContext) -> Plan:

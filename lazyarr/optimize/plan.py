@@ -3,7 +3,10 @@
 A stage is one unit an executor runs: for now one array op, after fusion a
 group of them. Per-block facts (worker, estimated bytes) are NumPy arrays
 shaped like the block grid, never graph nodes, so big grids stay cheap.
-This module imports no pass.
+What passes decide for later levels are typed fields (``Stage.placement``,
+``Plan.siblings``, ``Plan.workers``); ``notes`` holds only the human-readable
+"why". Plans and stages are frozen: a pass returns a new plan, and the
+plan an executor gets cannot change under it. This module imports no pass.
 """
 
 from __future__ import annotations
@@ -21,10 +24,56 @@ import numpy as np
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.serialize import exprs_from_json, exprs_to_json
 
-__all__ = ["PassRecord", "Plan", "Stage"]
+__all__ = ["PassRecord", "Placement", "Plan", "Stage"]
 
 
-@dataclasses.dataclass
+def _frozen(a: np.ndarray | None) -> np.ndarray | None:
+    """A read-only copy of a per-block array (None stays None)."""
+    if a is None or not a.flags.writeable:
+        return a
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """How the ``place`` pass runs a stage's blocks on the workers.
+
+    ``strategy``: ``layout`` (sources), ``owner``, ``search``,
+    ``owner-computes`` or ``tree``. For ``tree`` stages (reductions,
+    contractions split over their summed axes) ``parts`` is the worker of
+    each reduction partial or partial product, shaped ``(*numblocks,
+    n_parts)``; executors combine them as ``placement.combine_schedule``
+    says, and finish each block on ``stage.worker``.
+    """
+
+    strategy: str
+    parts: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parts", _frozen(self.parts))
+
+    @property
+    def tree(self) -> bool:
+        return self.strategy == "tree" and self.parts is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"strategy": self.strategy}
+        if self.parts is not None:
+            out["parts"] = self.parts.tolist()
+            out["parts_shape"] = list(self.parts.shape)
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Placement:
+        parts = None
+        if d.get("parts") is not None:
+            parts = np.asarray(d["parts"], dtype=np.int32).reshape(d["parts_shape"])
+        return cls(d["strategy"], parts)
+
+
+@dataclasses.dataclass(frozen=True)
 class Stage:
     """One executable unit over the block grid of ``expr``.
 
@@ -41,14 +90,20 @@ class Stage:
     members: tuple[Expr, ...] = ()
     input_exprs: tuple[Expr, ...] = ()
     worker: np.ndarray | None = None
+    """The worker that produces each block and holds it afterwards (int32, shaped numblocks)."""
     est_bytes: np.ndarray | None = None
+    """Predicted bytes copied between workers to compute each block (int64)."""
+    placement: Placement | None = None
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        set_ = object.__setattr__
         if not self.members:
-            self.members = (self.expr,)
+            set_(self, "members", (self.expr,))
         if not self.input_exprs and len(self.members) == 1:
-            self.input_exprs = self.expr.inputs
+            set_(self, "input_exprs", self.expr.inputs)
+        set_(self, "worker", _frozen(self.worker))
+        set_(self, "est_bytes", _frozen(self.est_bytes))
 
     @property
     def fused(self) -> bool:
@@ -80,7 +135,7 @@ class PassRecord:
     summary: str
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Plan:
     """Stages in dependency order and the names of the requested outputs."""
 
@@ -88,7 +143,13 @@ class Plan:
     outputs: tuple[str, ...]
     history: tuple[PassRecord, ...] = ()
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """What passes decided and why, by pass name (``notes["fuse"]``, ``notes["place"]``)."""
+    """Why passes decided what they did, by pass name (``notes["fuse"]``, ``notes["place"]``)."""
+    siblings: tuple[tuple[str, ...], ...] = ()
+    """Sets of independent stages one pass over their shared inputs can compute (``fuse``)."""
+    workers: tuple[str, ...] = ()
+    """The worker addresses ``Stage.worker`` numbers refer to (``place``; empty: unplaced)."""
+    hosts: tuple[str, ...] = ()
+    """The host of each of ``workers`` (same order)."""
 
     @classmethod
     def from_graph(cls, g: nx.DiGraph) -> Plan:
@@ -130,8 +191,15 @@ class Plan:
         return g
 
     def with_stages(self, stages: dict[str, Stage], outputs: Sequence[str] | None = None) -> Plan:
+        """This plan over other stages (and outputs); sibling sets keep only stages still here."""
         outs = tuple(outputs) if outputs is not None else self.outputs
-        return Plan(stages, outs, self.history, dict(self.notes))
+        siblings = tuple(g for g in self.siblings if all(n in stages for n in g))
+        return dataclasses.replace(
+            self, stages=stages, outputs=outs, notes=dict(self.notes), siblings=siblings
+        )
+
+    def replace(self, **changes: Any) -> Plan:
+        return dataclasses.replace(self, **changes)
 
     @cached_property
     def total_blocks(self) -> int:
@@ -150,6 +218,9 @@ class Plan:
             "outputs": list(self.outputs),
             "history": [dataclasses.asdict(h) for h in self.history],
             "notes": self.notes,
+            "siblings": [list(g) for g in self.siblings],
+            "workers": list(self.workers),
+            "hosts": list(self.hosts),
             "stages": [
                 {
                     "name": s.name,
@@ -159,6 +230,7 @@ class Plan:
                     "input_exprs": [e.key for e in s.input_exprs],
                     "worker": None if s.worker is None else s.worker.tolist(),
                     "est_bytes": None if s.est_bytes is None else s.est_bytes.tolist(),
+                    "placement": None if s.placement is None else s.placement.to_json(),
                     "notes": s.notes,
                 }
                 for s in self.stages.values()
@@ -185,7 +257,18 @@ class Plan:
                 est_bytes=None
                 if d["est_bytes"] is None
                 else np.asarray(d["est_bytes"], dtype=np.int64),
+                placement=None
+                if d.get("placement") is None
+                else Placement.from_json(d["placement"]),
                 notes=d["notes"],
             )
         history = tuple(PassRecord(**h) for h in doc["history"])
-        return cls(stages, tuple(doc["outputs"]), history, doc.get("notes", {}))
+        return cls(
+            stages,
+            tuple(doc["outputs"]),
+            history,
+            doc.get("notes", {}),
+            siblings=tuple(tuple(g) for g in doc.get("siblings", ())),
+            workers=tuple(doc.get("workers", ())),
+            hosts=tuple(doc.get("hosts", ())),
+        )

@@ -6,7 +6,7 @@ the same block grid (the same body chunks and reduced axes for
 reductions; the same shape and chunks for elementwise stages), share an
 input and neither depends on the other, one pass over the shared input
 can compute them all. :func:`sibling_groups` finds such sets; the
-``fuse`` pass records them in ``plan.notes["siblings"]`` and executors
+``fuse`` pass records them in ``plan.siblings`` and executors
 that have a joint kernel compute each set's blocks together. Each stage
 keeps its own expression, blocks and readers, so an executor that ignores
 the note computes the same values.

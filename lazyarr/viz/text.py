@@ -110,9 +110,9 @@ def _stage(
                 cell += f" (+{fmt_bytes(f.moved_bytes.get(w))} in)"
             spread.append(cell)
         lines.append(f"{INDENT}placed    {'; '.join(spread)}")
-        strategy = plan.stages[f.name].notes.get("place")
-        if isinstance(strategy, Mapping) and strategy.get("strategy"):
-            lines.append(f"{INDENT}strategy  {strategy['strategy']}")
+        placement = plan.stages[f.name].placement
+        if placement is not None:
+            lines.append(f"{INDENT}strategy  {placement.strategy}")
     if measured is not None:
         secs = measured.stage_seconds.get(f.name)
         lines.append(f"{INDENT}measured  {fmt_seconds(secs) if secs is not None else 'not timed'}")
@@ -123,7 +123,7 @@ def _stage(
     for i, (node, why) in enumerate(whys):
         label = "why fuse" if i == 0 else ""
         lines.append(f"{INDENT}{label:<10}{node}: {why}")
-    for group in plan.notes.get("siblings") or ():
+    for group in plan.siblings:
         if f.name in group:
             others = ", ".join(n for n in group if n != f.name)
             lines.append(f"{INDENT}siblings  one pass over shared inputs with {others}")

@@ -373,7 +373,7 @@ def test_measured_bytes_equal_the_placement_plan(case, dask_ex):
     x = la.random.random((400, 400), chunks=100, seed=1)  # 16 blocks of 80 kB
     y = x.sum(axis=0) if case == "sum" else x @ x.T
     plan = api.make_plan([y._expr], "dask", passes, extra=dask_ex.plan_context())
-    strategies = {s.notes.get("place", {}).get("strategy") for s in plan.stages.values()}
+    strategies = {(s.placement.strategy if s.placement else None) for s in plan.stages.values()}
     assert ("tree" in strategies) == (case == "sum")
     progress = conformance.Recorder()
     settings = {"dask.active-memory-manager": False, "dask.placement": "hard"}
@@ -384,7 +384,7 @@ def test_measured_bytes_equal_the_placement_plan(case, dask_ex):
     assert extra["predicted_bytes"] > 0
     assert extra["measured_bytes"] == extra["predicted_bytes"]
     # each output block is on the worker the plan chose for it
-    workers = plan.notes["place"]["workers"]
+    workers = plan.workers
     owner = plan.stages[plan.outputs[0]].worker
     assert dask_ex.who_has(store) == {i: (workers[owner[i]],) for i in store.blocks}
     got = dask_ex.local_store(store).blocks

@@ -122,14 +122,12 @@ def _split(key, stages):
 
 def _planned(plan, stage, index, part):
     """The worker number the plan gives a block, tree part (``p<k>``) or combine step (``c<j>``)."""
-    note = stage.notes.get("place", {})
     if not part:
         return int(stage.worker[index])
-    parts = np.asarray(note["parts"]).reshape(*stage.numblocks, -1)[index].tolist()
+    parts = stage.placement.parts[index].tolist()
     if part[0] == "p":
         return parts[int(part[1:])]
-    place = plan.notes["place"]
-    host_of = host_ids(tuple(place.get("hosts") or ()), len(place["workers"]))
+    host_of = host_ids(plan.hosts, len(plan.workers))
     return combine_schedule(parts, int(stage.worker[index]), host_of)[int(part[1:])][2]
 
 
@@ -153,9 +151,9 @@ def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask
     lazy, want = CASES[case]
     y = lazy(la.asarray(X, chunks=100)) + 1  # 16 scattered blocks of 80 kB
     plan = _placed_plan(dask_ex, y)
-    tree = {n for n, s in plan.stages.items() if s.notes.get("place", {}).get("strategy") == "tree"}
+    tree = {n for n, s in plan.stages.items() if (s.placement and s.placement.tree)}
     assert bool(tree) == (case == "sum")
-    workers = plan.notes["place"]["workers"]
+    workers = plan.workers
     with config.set({"dask.placement": placement}):
         (got,) = dask_ex.execute(plan, plan.outputs)
     np.testing.assert_allclose(got, want(X) + 1)
@@ -266,7 +264,7 @@ def test_an_error_in_a_tree_part_is_raised_with_its_traceback(dask_ex):
     x = la.asarray(np.arange(400.0 * 400).reshape(400, 400) % 3, chunks=100)
     y = (x // 0.0).sum(axis=0)
     plan = _placed_plan(dask_ex, y)
-    if not any(s.notes.get("place", {}).get("strategy") == "tree" for s in plan.stages.values()):
+    if not any((s.placement and s.placement.tree) for s in plan.stages.values()):
         pytest.skip("the placement pass made no tree stage")
     with (
         config.set({"dask.kernels": "numpy"}),  # NumPy kernels honour ``np.errstate``

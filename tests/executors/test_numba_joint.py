@@ -291,7 +291,7 @@ def test_a_joint_kernel_does_not_depend_on_the_order_siblings_come_in(lazy):
 
     x = la.asarray(DATA, chunks=(10, 23))
     plan = api.make_plan([e._expr for e in lazy(x)], "numba", api.passes_for(None, None))
-    (names,) = plan.notes["siblings"]
+    (names,) = plan.siblings
     stages = [plan.stages[n] for n in names]
     kernels = nx.NumbaKernels(nx.options_from_config())
     numba_fused._EMITTED.clear()

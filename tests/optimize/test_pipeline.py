@@ -146,6 +146,6 @@ def test_checker_catches_a_stage_before_its_input():
 def test_checker_catches_wrong_per_block_array_shape():
     p = plan_of(la.ones(6, chunks=2) + 1)
     s = next(iter(p.stages.values()))
-    s.worker = np.zeros((2,), dtype=np.int32)  # 3 blocks, not 2
+    s = s.replace(worker=np.zeros((2,), dtype=np.int32))  # 3 blocks, not 2
     with pytest.raises(InvariantError, match="per-block"):
-        check_plan(p)
+        check_plan(p.with_stages({**p.stages, s.name: s}))

@@ -208,7 +208,7 @@ def test_owner_computes_matmul_moves_exactly_32_blocks():
     b = la.ones((400, 400), chunks=100) * 2
     plan = placed(a @ b)
     mm = stage_of(plan, "matmul")
-    assert mm.notes["place"]["strategy"] == "owner-computes"
+    assert mm.placement.strategy == "owner-computes"
     block = 100 * 100 * 8
     assert int(mm.est_bytes.sum()) == 32 * block
     assert plan.notes["place"]["total_moves"] == 32
@@ -227,7 +227,7 @@ def test_tensordot_with_aligned_layouts_moves_almost_nothing():
     expr = la.tensordot(t, w, axes=((1, 2), (1, 0)))
     plan = placed(expr)
     td = stage_of(plan, "tensordot")
-    assert td.notes["place"]["strategy"] == "tree"
+    assert td.placement.strategy == "tree"
     partial = 64 * 32 * 8
     assert int(td.est_bytes.sum()) == 3 * partial  # three partial products reach the owner
     assert int(td.est_bytes.sum()) < 0.002 * (tn.nbytes + wn.nbytes)
@@ -245,7 +245,7 @@ def test_elementwise_on_the_same_layout_moves_nothing():
     plan = placed(np.sin(x) * y + 1)
     assert plan.notes["place"]["total_bytes"] == 0
     for s in plan.stages.values():
-        assert s.notes["place"]["strategy"] in ("layout", "owner")
+        assert s.placement.strategy in ("layout", "owner")
         assert s.worker.tolist() == [[0, 1], [2, 3]]
     assert_replay(plan, [np.sin(np.arange(48.0).reshape(6, 8)) + 1])
 
@@ -255,8 +255,8 @@ def test_xtx_is_local_partials_and_a_tree():
     x = la.asarray(xn, chunks=(100, 16))
     plan = placed(x.T @ x)
     mm = stage_of(plan, "matmul")
-    assert mm.notes["place"]["strategy"] == "tree"
-    parts = np.asarray(mm.notes["place"]["parts"])
+    assert mm.placement.strategy == "tree"
+    parts = mm.placement.parts
     assert parts.shape == (1, 1, 8)
     assert parts[0, 0].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]  # each product where X's block is
     assert int(mm.est_bytes.sum()) == 3 * 16 * 16 * 8  # one partial per other worker
@@ -318,7 +318,7 @@ def test_reduction_partials_stay_with_their_blocks():
     x = la.asarray(xn, chunks=(1, 8))
     plan = placed((x * 2).sum(axis=0))
     red = stage_of(plan, "reduce")
-    parts = np.asarray(red.notes["place"]["parts"])
+    parts = red.placement.parts
     assert parts.tolist() == [[0, 1, 2, 3, 0, 1, 2, 3]]
     assert red.worker.tolist() == [0]
     assert int(red.est_bytes.sum()) == 3 * 8 * 8  # one (1, 8) float64 partial per other worker
@@ -365,9 +365,9 @@ def test_fused_stages_are_placed_like_their_members():
     out = place.run(layout.run(plan, CTX), CTX)
     check_plan(out, "place")
     fused = out.stages[plan.outputs[1]]
-    assert fused.notes["place"]["strategy"] == "owner"
+    assert fused.placement.strategy == "owner"
     red = out.stages[plan.outputs[0]]
-    assert np.asarray(red.notes["place"]["parts"]).tolist() == [[0, 1, 2, 3]]
+    assert red.placement.parts.tolist() == [[0, 1, 2, 3]]
     assert_replay(out, [((xn + 1) * 2).sum(axis=0), (xn + 1) * 2])
 
 
@@ -527,7 +527,7 @@ def test_memory_limit_rules_out_owner_computes():
     small = PassContext(n_workers=4, workers=WORKERS, hosts=("h0",) * 4, memory_limit=1000)
     plan = place.run(layout.run(base_plan(a @ b), small), small)
     mm = stage_of(plan, "matmul")
-    assert mm.notes["place"]["strategy"] == "tree"
+    assert mm.placement.strategy == "tree"
     assert "memory limit" in plan.notes["place"]["stages"][mm.name]
     assert_replay(plan, [np.full((400, 400), 800.0)])
 
@@ -543,18 +543,3 @@ def test_results_identical_with_passes_on_or_off():
     (got,) = ex.execute(place.run(layout.run(plain, CTX), CTX), plain.outputs)
     assert np.array_equal(got, want)
 
-
-def test_without_trees_every_block_is_one_task():
-    from types import SimpleNamespace
-
-    xn = np.random.default_rng(6).random((8, 8))
-    x = la.asarray(xn, chunks=(2, 4))
-    expr = (x.T @ x).sum(axis=0)
-    ctx = SimpleNamespace(n_workers=4, hosts=(), workers=WORKERS, placement_trees=False)
-    plan = place.run(layout.run(base_plan(expr), ctx), ctx)
-    assert plan.notes["place"]["trees"] is False
-    for s in plan.stages.values():
-        assert s.notes["place"]["strategy"] != "tree" and "parts" not in s.notes["place"]
-    assert_replay(plan, [(xn.T @ xn).sum(axis=0)])
-    with_trees = placed(expr)
-    assert with_trees.notes["place"]["total_bytes"] < plan.notes["place"]["total_bytes"]

@@ -22,13 +22,15 @@ from lazyarr.optimize.plan import Plan
 
 ALL = tuple(PASSES)
 NO_REBLOCK = tuple(p for p in PASSES if p != "reblock")
-CTX4 = PassContext(n_workers=4, workers=tuple(f"w{i}" for i in range(4)), check=True)
+FOUR = {"n_workers": 4, "workers": tuple(f"w{i}" for i in range(4))}
 
 
 pytestmark = pytest.mark.usefixtures("reblock_any_size")
 
 
-def plan_of(*arrays, passes=ALL, ctx=CTX4) -> Plan:
+def plan_of(*arrays, passes=ALL, ctx=None) -> Plan:
+    """The optimized plan for 4 workers, under the settings now in effect."""
+    ctx = ctx or api.pass_context("numpy", True, FOUR)
     return optimize(Plan.from_graph(build([a._expr for a in arrays])), passes, ctx)
 
 

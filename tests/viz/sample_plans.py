@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import lazyarr as la
-from lazyarr.optimize.plan import PassRecord, Plan, Stage
+from lazyarr.optimize.plan import PassRecord, Placement, Plan, Stage
 
 
 def sample_plan(placed: bool = False) -> Plan:
@@ -51,9 +51,15 @@ def sample_plan(placed: bool = False) -> Plan:
             ("total", [1], [800]),
         ):
             s = plan.stages[name]
-            s.worker = np.asarray(workers, dtype=np.int32).reshape(s.numblocks)
-            s.est_bytes = np.asarray(moved, dtype=np.int64).reshape(s.numblocks)
-            s.notes["place"] = {"strategy": "tree" if name == "total" else "owner"}
+            stages[name] = s.replace(
+                worker=np.asarray(workers, dtype=np.int32).reshape(s.numblocks),
+                est_bytes=np.asarray(moved, dtype=np.int64).reshape(s.numblocks),
+                placement=Placement("tree" if name == "total" else "owner"),
+            )
+        plan = plan.with_stages(stages).replace(
+            workers=("tcp://127.0.0.1:4001", "tcp://127.0.0.1:4002"),
+            hosts=("127.0.0.1", "127.0.0.1"),
+        )
         plan.notes["place"] = {
             "n_workers": 2,
             "workers": ["tcp://127.0.0.1:4001", "tcp://127.0.0.1:4002"],

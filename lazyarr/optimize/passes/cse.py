@@ -7,13 +7,14 @@ each key are dropped and their readers rewired to the first.
 
 from __future__ import annotations
 
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.passes._rewire import replace_stages
 from lazyarr.optimize.plan import Plan
 
 __all__ = ["run"]
 
 
-def run(plan: Plan, ctx: object) -> Plan:
+def run(plan: Plan, ctx: PassContext) -> Plan:
     first: dict[str, str] = {}
     alias: dict[str, str] = {}
     for name, s in plan.stages.items():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.cost import read_amplification, recompute_or_store
 from lazyarr.optimize.fusion import can_join, is_contraction, is_operand_op, may_root
 from lazyarr.optimize.plan import Plan, Stage
@@ -105,7 +106,7 @@ def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
     return groups, why
 
 
-def run(plan: Plan, ctx: object) -> Plan:
+def run(plan: Plan, ctx: PassContext) -> Plan:
     groups, why = _groups(plan)
     members: dict[str, list[str]] = {}
     for name in plan.stages:  # topological order: members come out in dependency order
@@ -138,5 +139,4 @@ def run(plan: Plan, ctx: object) -> Plan:
         why[name] = f"root of a fused stage of {len(group)} ops"
     out = plan.with_stages(stages)
     out.notes["fuse"] = why
-    out.notes["siblings"] = sibling_groups(out)
-    return out
+    return out.replace(siblings=tuple(tuple(g) for g in sibling_groups(out)))

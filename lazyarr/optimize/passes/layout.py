@@ -9,17 +9,18 @@ With one worker (or none) the plan is returned unchanged.
 
 from __future__ import annotations
 
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.placement.layout import device_order, plan_layouts
 from lazyarr.optimize.plan import Plan
 
 __all__ = ["run"]
 
 
-def run(plan: Plan, ctx: object) -> Plan:
-    n = int(getattr(ctx, "n_workers", 1) or 1)
+def run(plan: Plan, ctx: PassContext) -> Plan:
+    n = ctx.n_workers
     if n <= 1:
         return plan
-    hosts = tuple(getattr(ctx, "hosts", ()) or ())
+    hosts = ctx.hosts
     fixed = [name for name, s in plan.stages.items() if s.worker is not None]
     layouts, why = plan_layouts(plan, n, hosts, fixed)
     stages = {}

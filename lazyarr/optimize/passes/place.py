@@ -8,62 +8,52 @@ stage:
   and holds it afterwards;
 * ``stage.est_bytes`` (int64 per block): predicted bytes copied between
   workers to compute that block, its parts and combine steps included;
-* ``stage.notes["place"]``: ``{"strategy": ...}``, plus ``"parts"`` (nested
-  lists shaped ``(*numblocks, n_parts)``) for ``"tree"`` stages: the worker
-  of each reduction partial or partial product; executors combine them with
+* ``stage.placement``: the strategy, plus for ``"tree"`` stages the worker
+  of each reduction partial or partial product (``parts``, shaped
+  ``(*numblocks, n_parts)``); the lowering combines them with
   ``placement.combine_schedule(parts, owner, host_ids)``.
 
-``plan.notes["place"]`` is the JSON summary: predicted bytes and moves,
-per-worker memory / network in / network out, and a "why" per stage. With
-one worker (or none) the plan is returned unchanged.
-
-``ctx.placement_trees`` (default True): False for an executor that runs
-every block as one task; then no stage gets the ``"tree"`` strategy and the
-predicted bytes are those of one task per block on ``stage.worker``.
+``plan.workers``/``plan.hosts`` name the workers the numbers refer to;
+``plan.notes["place"]`` is the human-readable summary: predicted bytes and
+moves, per-worker memory / network in / network out, and a "why" per
+stage. With one worker (or none) the plan is returned unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.placement.layout import plan_layouts
 from lazyarr.optimize.placement.planner import LOCAL_COEFF, Planner
-from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.plan import Placement, Plan
 
 __all__ = ["run"]
 
 
-def run(plan: Plan, ctx: object) -> Plan:
-    n = int(getattr(ctx, "n_workers", 1) or 1)
+def run(plan: Plan, ctx: PassContext) -> Plan:
+    n = ctx.n_workers
     if n <= 1:
         return plan
-    hosts = tuple(getattr(ctx, "hosts", ()) or ())
+    hosts = ctx.hosts
     fixed = [name for name, s in plan.stages.items() if s.worker is not None]
     layouts, _ = plan_layouts(plan, n, hosts, fixed)
     owners = {
         name: s.worker if s.worker is not None else layouts[name].owners(s.numblocks)
         for name, s in plan.stages.items()
     }
-    trees = bool(getattr(ctx, "placement_trees", True))
-    planner = Planner(plan, owners, n, hosts, getattr(ctx, "memory_limit", None), trees=trees)
+    planner = Planner(plan, owners, n, hosts, ctx.memory_limit)
     decided = planner.run()
     stages = {}
     for name, s in plan.stages.items():
         d = decided[name]
-        note: dict[str, Any] = {"strategy": d.strategy}
-        if d.parts is not None:
-            note["parts"] = d.parts.tolist()
-        stages[name] = s.replace(
-            worker=d.worker, est_bytes=d.est_bytes, notes={**s.notes, "place": note}
-        )
-    out = plan.with_stages(stages)
+        placement = Placement(d.strategy, d.parts)
+        stages[name] = s.replace(worker=d.worker, est_bytes=d.est_bytes, placement=placement)
+    out = plan.with_stages(stages).replace(workers=tuple(ctx.workers), hosts=tuple(hosts))
     sim = planner.sim
     out.notes["place"] = {
         "n_workers": n,
-        "workers": list(getattr(ctx, "workers", ()) or ()),
+        "workers": list(ctx.workers),
         "hosts": list(hosts),
         "local_coeff": LOCAL_COEFF,
-        "trees": trees,
         "total_bytes": int(sum(int(d.est_bytes.sum()) for d in decided.values())),
         "total_moves": int(sim.moves),
         "objective": float(sim.objective()),

@@ -27,11 +27,11 @@ was done and why.
 
 from __future__ import annotations
 
-from lazyarr import config
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.creation import Generated
 from lazyarr.graph.rewrite import follows_inputs, rederive
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.placement.layout import suggest_chunks
 from lazyarr.optimize.plan import Plan
 
@@ -50,13 +50,6 @@ def describe_chunks(chunks: Chunks) -> str:
         else:
             parts.append("+".join(map(str, c)))
     return "(" + ", ".join(parts) + ")"
-
-
-def _settings() -> tuple[int, int, int]:
-    per_worker = int(config.get("placement.blocks-per-worker"))
-    min_bytes = config.parse_bytes(config.get("placement.reblock-min-bytes"))
-    max_block = config.parse_bytes(config.get("array.chunk-size"))
-    return per_worker, min_bytes, max_block
 
 
 def _candidates(plan: Plan, min_bytes: int) -> list[str]:
@@ -107,11 +100,11 @@ def _propagate(
     return new, None
 
 
-def run(plan: Plan, ctx: object) -> Plan:
-    n = int(getattr(ctx, "n_workers", 1) or 1)
+def run(plan: Plan, ctx: PassContext) -> Plan:
+    n = ctx.n_workers
     if n <= 1:
         return plan
-    per_worker, min_bytes, max_block = _settings()
+    per_worker, min_bytes, max_block = ctx.blocks_per_worker, ctx.reblock_min_bytes, ctx.chunk_size
     todo = _candidates(plan, min_bytes)
     if not todo:
         return plan

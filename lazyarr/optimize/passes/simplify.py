@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Rechunk
+from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.passes._rewire import reconcile, replace_stages
 from lazyarr.optimize.plan import Plan
 
@@ -30,7 +31,7 @@ def is_identity(e: Expr) -> bool:
     return False
 
 
-def run(plan: Plan, ctx: object) -> Plan:
+def run(plan: Plan, ctx: PassContext) -> Plan:
     alias: dict[str, str] = {}
     readers = plan.consumers()
     stages = dict(plan.stages)

@@ -142,13 +142,10 @@ class Planner:
         memory_limit: int | None = None,
         local_coeff: float = LOCAL_COEFF,
         weights: Sequence[float] = WEIGHTS,
-        trees: bool = True,
     ) -> None:
         self.plan = plan
         self.owners = owners
         self.memory_limit = memory_limit
-        self.trees = trees
-        """False: every block is one task on its worker (for executors that run no trees)."""
         self.sim = ClusterSim(n_workers, hosts, local_coeff, weights)
 
     # -- driver -------------------------------------------------------------
@@ -166,7 +163,7 @@ class Planner:
                 else:
                     out[s.name] = self._map(s, owner_only=False)
             elif s.kind == "reduce":
-                out[s.name] = self._reduce(s) if self.trees else self._map(s, owner_only=False)
+                out[s.name] = self._reduce(s)
             elif s.kind != "source":
                 raise NotImplementedError(f"placement: stage kind {s.kind!r} has no block rule")
         return out
@@ -314,11 +311,6 @@ class Planner:
         owner_way = self._map(stage, owner_only=True)
         owner_sim, self.sim = self.sim, base
         fits = self.memory_limit is None or owner_way.panel <= self.memory_limit
-        if not self.trees:
-            if fits:
-                self.sim = owner_sim
-                return owner_way
-            return self._map(stage, owner_only=False)
         parts_of = []
         for idx in self._blocks(stage):
             size = block_nbytes(stage.expr, idx)

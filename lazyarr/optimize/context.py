@@ -1,0 +1,34 @@
+"""The typed context every pass gets: where the plan will run and the settings passes follow."""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["PassContext"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PassContext:
+    """Everything passes may know: where the plan will run and the settings they follow.
+
+    The top level (``api``) fills it from the executor and the config; no
+    pass reads settings itself. Frozen and hashable: it is part of the plan
+    cache's key, so a plan made under other settings is never reused.
+    """
+
+    executor: str = "numpy"
+    n_workers: int = 1
+    workers: tuple[str, ...] = ()
+    """Worker addresses, when the executor has workers (index = worker number)."""
+    hosts: tuple[str, ...] = ()
+    """The host of each worker (same index), for cheaper same-host transfers."""
+    memory_limit: int | None = None
+    """Bytes one worker may hold (placement avoids plans that exceed it)."""
+    blocks_per_worker: int = 1
+    """``placement.blocks-per-worker``: blocks the reblock pass aims at per worker."""
+    reblock_min_bytes: int = 16 << 20
+    """``placement.reblock-min-bytes``: generated sources smaller than this keep their blocks."""
+    chunk_size: int = 128 << 20
+    """``array.chunk-size``: no block the reblock pass chooses is bigger."""
+    check: bool = False
+    """Run the invariant checker after every pass."""
