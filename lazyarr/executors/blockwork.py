@@ -1,185 +1,148 @@
-"""One block of one stage: what it reads and how it is computed.
+"""Running one lowered task: the per-kind computation every executor shares.
 
-Pure functions every executor shares. ``reads`` lists the input regions a
-block needs (the Dask executor turns them into task dependencies, local
-executors into lookups); ``compute_block`` computes it with a
-:class:`KernelSet`, which is where executors differ (NumPy reference
-kernels, generated Numba code).
+An executor hands :func:`run_task` a task of a
+:class:`~lazyarr.optimize.tasks.TaskGraph`, the values of its dependencies
+(in ``task.deps`` order, joint slots already picked) and the stage's
+:class:`StageCode` (its kernels, looked up once per stage and process). The
+executors differ only in where tasks run and which kernel set they use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
-from lazyarr.graph.chunks import block_slices
-from lazyarr.graph.expr import Expr, Region
-from lazyarr.graph.ops.reduction import reduce_block_inputs as reduce_inputs
-from lazyarr.kernels.blocks import tree_combine
-from lazyarr.kernels.fused import evaluate, external_regions, root_operands
-from lazyarr.kernels.reference import ReduceKernel, kernel_for
+from lazyarr.graph.expr import Region
+from lazyarr.kernels.blocks import assemble, tree_combine
+from lazyarr.kernels.sets import GetRegion, KernelSet
 from lazyarr.optimize.plan import Stage
+from lazyarr.optimize.tasks import Task, TaskKind
 
-__all__ = [
-    "GetRegion",
-    "KernelSet",
-    "ReferenceKernels",
-    "compute_block",
-    "reads",
-    "reduce_inputs",
-]
+__all__ = ["StageCode", "gather", "gather_owned", "getter", "run_task"]
 
-GetRegion = Callable[[int, Region], np.ndarray]
-"""``get_region(input_position, region)``: values of a stage input over a region."""
-
-SourceFn = Callable[[Region], np.ndarray]
-MapFn = Callable[[Region, GetRegion], np.ndarray]
-PartialFn = Callable[[Region, GetRegion], Any]
+Blocks = dict[tuple[int, ...], np.ndarray]
 
 
-class KernelSet(Protocol):
-    """The code an executor runs for each kind of stage."""
-
-    def source(self, stage: Stage) -> SourceFn: ...
-
-    def map(self, stage: Stage) -> MapFn: ...
-
-    def partial(self, stage: Stage) -> PartialFn: ...
-
-    def reduction(self, stage: Stage) -> ReduceKernel: ...
-
-
-def _body(stage: Stage) -> Expr:
-    """The expression a reduce stage reduces (a member when fused, else its input)."""
-    return stage.expr.inputs[0]
+def gather(numblocks: tuple[int, ...], blocks: Blocks) -> np.ndarray:
+    """One NumPy array from all the blocks of an array with ``numblocks`` blocks per axis."""
+    if len(blocks) == 1:
+        (only,) = blocks.values()
+        return only
+    pieces = np.empty(numblocks, dtype=object)
+    for idx, b in blocks.items():
+        pieces[idx] = b
+    return np.block(pieces.tolist())
 
 
-def reads(stage: Stage, index: tuple[int, ...]) -> list[tuple[int, Region]]:
-    """Every (input position, region) that block ``index`` of ``stage`` reads."""
-    expr = stage.expr
-    kind = stage.kind
-    if kind == "source":
-        return []
-    if kind == "map":
-        out = block_slices(expr.chunks, index)
-        if stage.fused:
-            return external_regions(stage.members, stage.input_exprs, out)
-        return [(i, tuple(r)) for i, r in enumerate(expr.op.regions(expr, out))]
-    if kind == "reduce":
-        body = _body(stage)
-        result: list[tuple[int, Region]] = []
-        for i in reduce_inputs(expr, index):
-            region = block_slices(body.chunks, i)
-            if stage.fused:
-                result.extend(external_regions(stage.members[:-1], stage.input_exprs, region))
-            else:
-                result.append((0, region))
-        return result
-    raise NotImplementedError(f"stage kind {kind!r} has no block rule")
+def gather_owned(numblocks: tuple[int, ...], blocks: Blocks) -> np.ndarray:
+    """:func:`gather`, copied when the result is a view or read-only.
 
-
-def compute_block(
-    stage: Stage,
-    index: tuple[int, ...],
-    get_region: GetRegion,
-    fns: tuple[Any, ...],
-) -> np.ndarray:
-    """Block ``index`` of ``stage``; ``fns`` comes from :func:`stage_functions`."""
-    expr = stage.expr
-    kind = stage.kind
-    if kind == "source":
-        return fns[0](block_slices(expr.chunks, index))
-    if kind == "map":
-        return fns[0](block_slices(expr.chunks, index), get_region)
-    if kind == "reduce":
-        partial, rk = fns
-        body = _body(stage)
-        parts = [
-            partial(block_slices(body.chunks, i), get_region) for i in reduce_inputs(expr, index)
-        ]
-        state = tree_combine(parts, lambda a, b: rk.combine(expr.op, a, b))
-        return rk.finalize(expr.op, expr, state)
-    raise NotImplementedError(f"stage kind {kind!r} has no block rule")
-
-
-def stage_functions(stage: Stage, kernels: KernelSet) -> tuple[Any, ...]:
-    """The callables :func:`compute_block` needs for ``stage`` (looked up once per stage)."""
-    kind = stage.kind
-    if kind == "source":
-        return (kernels.source(stage),)
-    if kind == "map":
-        return (kernels.map(stage),)
-    if kind == "reduce":
-        return (kernels.partial(stage), kernels.reduction(stage))
-    raise NotImplementedError(f"stage kind {kind!r} has no block rule")
-
-
-class ReferenceKernels:
-    """NumPy kernels for every stage: the registered op kernels and the fused interpreter."""
-
-    def source(self, stage: Stage) -> SourceFn:
-        expr = stage.expr
-        fn = kernel_for(expr.op)
-        return lambda out: fn(expr.op, expr, out)
-
-    def map(self, stage: Stage) -> MapFn:
-        expr = stage.expr
-        if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
-            return _contraction_by_parts(stage)
-        if stage.fused:
-            members, inputs = stage.members, stage.input_exprs
-            return lambda out, get: evaluate(members, inputs, out, get)
-        fn = kernel_for(expr.op)
-
-        def run(out: Region, get: GetRegion) -> np.ndarray:
-            regions = expr.op.regions(expr, out)
-            return fn(expr.op, expr, out, *(get(i, tuple(r)) for i, r in enumerate(regions)))
-
-        return run
-
-    def partial(self, stage: Stage) -> PartialFn:
-        expr = stage.expr
-        rk: ReduceKernel = kernel_for(expr.op)
-        body = _body(stage)
-        if stage.fused:
-            members, inputs = stage.members[:-1], stage.input_exprs
-
-            def fused(region: Region, get: GetRegion) -> Any:
-                value = evaluate(members, inputs, region, get)
-                return rk.partial(expr.op, expr, value, region, body.shape)
-
-            return fused
-        return lambda region, get: rk.partial(expr.op, expr, get(0, region), region, body.shape)
-
-    def reduction(self, stage: Stage) -> ReduceKernel:
-        return kernel_for(stage.expr.op)
-
-
-def _contraction_by_parts(stage: Stage) -> MapFn:
-    """A contraction block as the sum of its partial products, one contracted range at a time.
-
-    Each part reads (and, for operands folded into the stage, computes)
-    only its own range, so no operand panel is assembled or stored whole.
+    A result never aliases a user's array or a kept block.
     """
-    expr = stage.expr
-    fn = kernel_for(expr.op)
-    members, inputs = stage.members, stage.input_exprs
+    arr = gather(numblocks, blocks)
+    if not arr.flags.owndata or not arr.flags.writeable:
+        arr = arr.copy()
+    return arr
 
-    def run(out: Region, get: GetRegion) -> np.ndarray:
-        acc: np.ndarray | None = None
-        for regions in region_parts(expr, out) or [expr.op.regions(expr, out)]:
-            if stage.fused:
-                arrays = root_operands(members, inputs, regions, get)
-            else:
-                arrays = [get(i, tuple(r)) for i, r in enumerate(regions)]
-            part = fn(expr.op, expr, out, *arrays)
-            if acc is None:
-                acc = part if part.flags.owndata and part.flags.writeable else part.copy()
-            else:
-                np.add(acc, part, out=acc)
-        return acc
 
-    return run
+class StageCode:
+    """A stage's kernels from one kernel set, each looked up (compiled) on first use."""
+
+    __slots__ = ("_map", "_partial", "_product", "_reduction", "_source", "kernels", "stage")
+
+    def __init__(self, stage: Stage, kernels: KernelSet) -> None:
+        self.stage = stage
+        self.kernels = kernels
+        self._source = self._map = self._partial = self._product = self._reduction = None
+
+    @property
+    def source(self) -> Any:
+        if self._source is None:
+            self._source = self.kernels.source(self.stage)
+        return self._source
+
+    @property
+    def map(self) -> Any:
+        if self._map is None:
+            self._map = self.kernels.map(self.stage)
+        return self._map
+
+    @property
+    def partial(self) -> Any:
+        if self._partial is None:
+            self._partial = self.kernels.partial(self.stage)
+        return self._partial
+
+    @property
+    def product(self) -> Any:
+        if self._product is None:
+            self._product = self.kernels.product(self.stage)
+        return self._product
+
+    @property
+    def reduction(self) -> Any:
+        if self._reduction is None:
+            self._reduction = self.kernels.reduction(self.stage)
+        return self._reduction
+
+
+def getter(
+    chunks: Sequence[tuple[tuple[int, ...], ...]],
+    inputs: Sequence[tuple[int, tuple[int, ...]]],
+    values: Sequence[Any],
+) -> GetRegion:
+    """``get(position, region)`` over the input blocks a task was given.
+
+    ``chunks``: each input position's chunks; ``inputs``: ``(position,
+    block index)`` of each value. A region inside one block is a view of it.
+    """
+    blocks: dict[tuple[int, tuple[int, ...]], np.ndarray] = dict(zip(inputs, values))
+
+    def get(pos: int, region: Region) -> np.ndarray:
+        return assemble(chunks[pos], region, lambda b: blocks[(pos, b)])
+
+    return get
+
+
+def _combine(code: StageCode, a: Any, b: Any) -> Any:
+    stage = code.stage
+    if stage.kind == "reduce":
+        return code.reduction.combine(stage.expr.op, a, b)
+    return np.add(a, b)
+
+
+def run_task(
+    task: Task, code: StageCode, values: Sequence[Any], out: np.ndarray | None = None
+) -> Any:
+    """The value of ``task`` (a block, a partial state, a product).
+
+    ``out``: a view the block may be written into (an output's final array);
+    a kernel that cannot write into it returns a new array instead.
+    """
+    kind = task.kind
+    stage = code.stage
+    if kind == TaskKind.SOURCE:
+        return code.source(task.region)
+    if kind == TaskKind.BLOCK:
+        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        fn = code.map
+        if out is not None and getattr(fn, "writes_into", False):
+            return fn(task.region, get, out=out)
+        return fn(task.region, get)
+    if kind == TaskKind.PARTIAL:
+        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        return code.partial(task.region, get)
+    if kind == TaskKind.PRODUCT:
+        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        return code.product(task.region, task.regions, get)
+    if kind == TaskKind.COMBINE:
+        a, b = values
+        return _combine(code, a, b)
+    if kind == TaskKind.FINALIZE:
+        state = tree_combine(list(values), lambda a, b: _combine(code, a, b))
+        if stage.kind == "reduce":
+            return code.reduction.finalize(stage.expr.op, stage.expr, state)
+        return state
+    raise NotImplementedError(f"{kind.name} tasks are run by the executor that lowered them")

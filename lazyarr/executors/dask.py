@@ -1,24 +1,25 @@
-"""The ``dask`` executor: one Dask task per block, on a distributed cluster.
+"""The ``dask`` executor: the lowered plan as one Dask graph, on a distributed cluster.
 
-A plan becomes one Dask graph, sent in one message (:mod:`.dask_graph`;
-per-task ``client.submit`` costs a scheduler message and client CPU per
-block). Block ``index`` of a stage is a task whose arguments are the stage's
-payload and the input blocks it reads (``blockwork.reads`` -> ``kernels.blocks.blocks_for_region``);
-on the worker it assembles the regions and calls ``blockwork.compute_block``
-with the worker's kernel set (generated Numba kernels when available, else NumPy;
-config ``dask.kernels``). Stages the ``place`` pass marked ``"tree"``
-(reductions, contractions) run as planned: one task per part on its
-worker, the combine steps of ``placement.combine_schedule``, the block on
-its owner. What a task needs of its stage is its payload: the stage with
-its input expressions detached (no upstream user data, no futures), small
-enough to ride inside each task (pickled once, unpickled once per worker),
-else one payload task per stage that each worker fetches once. User arrays (``FromArray``,
-locally persisted blocks) are split here and scattered, each block to its
-planned worker; every other source is a task, so it has lineage and
-survives a lost worker. The client holds futures of the kept stages'
-blocks and, while a progress reporter counts finished blocks, of every
-block; the other tasks (tree parts and steps, payloads) are the
-scheduler's to free once read.
+The plan is lowered once (:func:`lazyarr.optimize.lower.lower`, the same
+typed tasks every executor runs) and every task becomes one Dask task,
+sent in one message (:mod:`.dask_graph`; per-task ``client.submit`` costs a
+scheduler message and client CPU per block). A task's arguments are its
+stage's payload, the typed task and the values it reads; on the worker
+``blockwork.run_task`` computes it with the worker's kernel set (generated
+Numba kernels when available, else NumPy; config ``dask.kernels``). Stages
+the ``place`` pass made trees (reductions, contractions) run as planned:
+one task per part on its worker, the combine steps of
+``placement.combine_schedule``, the block on its owner; the lowering
+decides all of it. What a task needs of its stage is its payload: the
+stage with its input expressions detached (no upstream user data, no
+futures), small enough to ride inside each task (pickled once, unpickled
+once per worker), else one payload task per stage that each worker
+fetches once. User arrays (``FromArray``, locally persisted blocks) are
+split here and scattered, each block to its planned worker; every other
+source is a task, so it has lineage and survives a lost worker. The client
+holds futures of the kept stages' blocks and, while a progress reporter
+counts finished blocks, of every block; the other tasks (tree parts and
+steps, payloads) are the scheduler's to free once read.
 
 Placement (config ``dask.placement``): ``soft`` turns the planned workers
 (``stage.worker``, tree parts) into loose worker restrictions (others may
@@ -43,44 +44,35 @@ from distributed import Client, Future, as_completed
 from distributed.client import FutureCancelledError
 
 from lazyarr import config
-from lazyarr.graph.blockrules import contraction
-from lazyarr.graph.chunks import block_index_iter, block_slices
-from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.chunks import block_slices
+from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
-from lazyarr.kernels.blocks import blocks_for_region
-from lazyarr.optimize.placement import (
-    combine_schedule,
-    contraction_part_reads,
-    contraction_parts,
-    host_ids,
-    reduce_part_reads,
-    reduce_parts,
-)
+from lazyarr.optimize.lower import lower
 from lazyarr.optimize.plan import Plan, Stage
+from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
 from . import dask_stats
 from .base import NullProgress, Progress, RunStats
-from .blockwork import reads
+from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
-from .dask_graph import TaskGraph
-from .dask_tasks import (
-    StagePayload,
-    block_task,
-    combine_task,
-    detached,
-    finalize_task,
-    identity,
-    part_task,
-)
-from .local import gather_owned
+from .dask_graph import DaskGraph
+from .dask_tasks import StagePayload, detached, identity, task_fn
 
 __all__ = ["DaskExecutor", "SchedulerUnreachable"]
 
 Index = tuple[int, ...]
 Blocks = dict[Index, TaskRef]
 """A stage's blocks: futures (scattered, persisted, kept) or tasks of the run's graph."""
-Layout = tuple[tuple[int, Index], ...]
+_SUFFIX = {
+    TaskKind.PARTIAL: "-p{}",
+    TaskKind.PRODUCT: "-p{}",
+    TaskKind.COMBINE: "-c{}",
+    TaskKind.FINALIZE: "-f",
+    TaskKind.BLOCK: "-b",
+    TaskKind.SOURCE: "-s",
+}
+"""Key suffix of a task that is not the one producing its block (parts, steps)."""
 _CONTEXT_FRESH_S = 1.0
 """How long the workers :meth:`DaskExecutor.plan_context` saw stand for the live ones."""
 
@@ -105,28 +97,6 @@ def _local_block(stage: Stage, index: Index) -> np.ndarray:
     return op.store.blocks[index]
 
 
-def dependencies(
-    stage: Stage, reads_: Sequence[tuple[int, Region]], inputs: Sequence[Blocks]
-) -> tuple[Layout, list[TaskRef]]:
-    """The input blocks that ``reads_`` touch: their (position, block index) and futures."""
-    seen: dict[tuple[int, Index], None] = {}
-    for pos, region in reads_:
-        for bidx, _ in blocks_for_region(stage.input_exprs[pos].chunks, region):
-            seen[(pos, bidx)] = None
-    layout = tuple(seen)
-    return layout, [inputs[pos][bidx] for pos, bidx in layout]
-
-
-def _tree_parts(stage: Stage) -> np.ndarray | None:
-    """The worker of every part of a "tree" stage (``place`` pass), shaped (*numblocks, parts)."""
-    placement = stage.placement
-    if placement is None or not placement.tree:
-        return None
-    if stage.worker is None or (stage.kind != "reduce" and contraction(stage.expr) is None):
-        return None
-    return placement.parts
-
-
 class _LostData(Exception):
     """A scattered input block died with its worker (it has no lineage)."""
 
@@ -137,8 +107,7 @@ class _Run:
     def __init__(
         self,
         client: Client,
-        plan: Plan,
-        keep: Sequence[str],
+        lowered: TaskGraph,
         placement: str,
         live: tuple,
         *,
@@ -148,18 +117,17 @@ class _Run:
         # ``watched``: someone counts finished blocks (the client then holds a future
         # of every block until it finishes; unwatched, only of the kept blocks)
         self.watched = watched
-        self.plan = plan
-        self.keep = set(keep)
+        self.lowered = lowered
+        plan = lowered.plan
         self.placement = placement
         # worker numbers refer to the addresses the plan was made for
         self.workers = plan.workers or tuple(live)
         self.live = set(live)
-        self.host_of = host_ids(plan.hosts, len(self.workers))
         self.token = uuid.uuid4().hex[:12]
         self.errstate = tuple(sorted(np.geterr().items()))
         settings = tuple(sorted(config.get("numba").items()))
         self.settings = () if config.get("dask.kernels") == "numpy" else settings
-        self.graph = TaskGraph(f"lazyarr-{self.token}")
+        self.graph = DaskGraph(f"lazyarr-{self.token}")
         self.kept: dict[str, dict[Index, Future]] = {}
         self.tasks: list[Future] = []
         self.block_keys: dict[str, None] = {}  # tasks that finish a block (progress counts)
@@ -175,10 +143,6 @@ class _Run:
         addr = self.workers[w]
         return addr if addr in self.live else None
 
-    def where(self, stage: Stage, index: Index) -> str | None:
-        """The planned worker of a block, or None (no plan, placement off, unknown worker)."""
-        return None if stage.worker is None else self.address(int(stage.worker[index]))
-
     def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> TaskRef:
         """Task ``key`` = ``fn(*args)`` in this run's graph, restricted to ``worker`` as planned."""
         ref = self.graph.add(
@@ -189,101 +153,63 @@ class _Run:
         return ref
 
     def submit(self) -> None:
-        """Scatter this process's blocks, then send every task of the plan as one graph."""
-        futures: dict[str, Blocks] = {}
-        for name, stage in self.plan.stages.items():
-            if _is_local_data(stage):
-                futures[name] = self._scatter_blocks(stage)
-            elif _is_dask_blocks(stage):
-                futures[name] = self._persisted(stage)
-            else:
-                futures[name] = self._stage_tasks(stage, [futures[i] for i in stage.inputs])
+        """Scatter this process's blocks, then send every lowered task as one graph."""
+        graph = self.lowered
+        tasks = graph.tasks
+        refs: list[Any] = [None] * len(tasks)
+        is_block = [False] * len(tasks)
+        for p in graph.producers:
+            for tid in p[p >= 0].tolist():
+                is_block[tid] = True
+        self._sources(graph, refs)
+        payloads: dict[int, Any] = {}
+        for tid, task in enumerate(tasks):
+            if refs[tid] is not None:
+                continue
+            stage = graph.stages[task.stage]
+            payload = payloads.get(task.stage)
+            if payload is None:
+                payload = payloads[task.stage] = self._payload(stage)
+            suffix = "" if is_block[tid] else _SUFFIX[task.kind].format(task.part)
+            refs[tid] = self.task(
+                task_fn,
+                payload,
+                task,
+                self.errstate,
+                *(refs[d] for d in task.deps),
+                key=self.key(stage, task.index, suffix),
+                worker=task.worker if task.worker >= 0 else None,
+                block=is_block[tid],
+            )
+        kept = {
+            graph.stages[o].name: {idx: refs[tid] for idx, tid in graph.blocks_of(o)}
+            for o in graph.outputs
+        }
         if self.watched:
             wanted = list(self.block_keys)
         else:
-            refs = (r for o in self.keep for r in futures[o].values())
-            wanted = list(dict.fromkeys(r.key for r in refs if r.key in self.graph))
+            kept_refs = (r for blocks in kept.values() for r in blocks.values())
+            wanted = list(dict.fromkeys(r.key for r in kept_refs if r.key in self.graph))
         sent = self.graph.send(self.client, wanted)
         self.tasks = list(sent.values())
-        self.kept = {o: {i: sent.get(r.key, r) for i, r in futures[o].items()} for o in self.keep}
+        self.kept = {o: {i: sent.get(r.key, r) for i, r in b.items()} for o, b in kept.items()}
 
-    def _stage_tasks(self, stage: Stage, sources: list[Blocks]) -> Blocks:
-        """The tasks of every block of a computed stage (their references)."""
-        parts = _tree_parts(stage)
-        payload = self._payload(stage)
-        blocks: Blocks = {}
-        for index in block_index_iter(stage.numblocks):
-            if parts is None:
-                w = None if stage.worker is None else int(stage.worker[index])
-                layout, args = dependencies(stage, reads(stage, index), sources)
-                blocks[index] = self.task(
-                    block_task,
-                    *(payload, index, self.errstate, layout, *args),
-                    key=self.key(stage, index),
-                    worker=w,
-                    block=True,
-                )
-            else:
-                blocks[index] = self._tree_block(
-                    stage, index, payload, sources, parts[index].tolist()
-                )
-        return blocks
-
-    def _tree_block(
-        self, stage: Stage, index: Index, payload: TaskRef, sources: list[Blocks], part_ws: list
-    ) -> TaskRef:
-        """Block ``index`` of a tree stage: parts on their workers, combined as planned."""
-        owner = int(stage.worker[index])
-        if stage.kind == "reduce":
-            specs = [
-                (("reduce", b), reduce_part_reads(stage, b)) for b in reduce_parts(stage, index)
-            ]
-        else:
-            specs = [
-                (("product", index, regions), contraction_part_reads(stage, regions))
-                for regions in contraction_parts(stage, index)
-            ]
-        if len(specs) != len(part_ws):
-            raise ValueError(
-                f"stage {stage.name!r} block {index}: the plan places {len(part_ws)} parts, "
-                f"the stage has {len(specs)}"
-            )
-        steps = combine_schedule(part_ws, owner, self.host_of)
-        last_on = steps[-1][2] if steps else part_ws[0]
-        moved = stage.kind != "reduce" and last_on != owner
-        finished = stage.kind != "reduce" and not moved  # the last part or step is the block
-        slots = []
-        for k, ((part, part_reads), w) in enumerate(zip(specs, part_ws)):
-            layout, args = dependencies(stage, part_reads, sources)
-            final = finished and not steps
-            slots.append(
-                self.task(
-                    part_task,
-                    *(payload, part, self.errstate, layout, *args),
-                    key=self.key(stage, index, "" if final else f"-p{k}"),
-                    worker=w,
-                    block=final,
-                )
-            )
-        for j, (a, b, w) in enumerate(steps):
-            final = finished and j == len(steps) - 1
-            slots.append(
-                self.task(
-                    combine_task,
-                    *(payload, self.errstate, slots[a], slots[b]),
-                    key=self.key(stage, index, "" if final else f"-c{j}"),
-                    worker=w,
-                    block=final,
-                )
-            )
-        if finished:
-            return slots[-1]
-        fn, args = (
-            (finalize_task, (payload, self.errstate, slots[-1]))
-            if stage.kind == "reduce"
-            else (identity, (slots[-1],))  # move the sum to the block's owner
-        )
-        return self.task(fn, *args, key=self.key(stage, index), worker=owner, block=True)
+    def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
+        """Futures of the source blocks that exist without a task (user data, persisted)."""
+        local: dict[int, list[int]] = {}
+        for tid, task in enumerate(graph.tasks):
+            if task.kind != TaskKind.SOURCE:
+                continue
+            stage = graph.stages[task.stage]
+            if _is_local_data(stage):
+                local.setdefault(task.stage, []).append(tid)
+            elif _is_dask_blocks(stage):
+                refs[tid] = self._persisted(stage, task.index)
+                self.ready_blocks += 1
+        for si, tids in local.items():
+            for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids)):
+                refs[tid] = fut
+            self.ready_blocks += len(tids)
 
     def _payload(self, stage: Stage) -> StagePayload | TaskRef:
         """The stage's payload: itself when small (it rides inside each task), else a task.
@@ -300,33 +226,35 @@ class _Run:
             return payload
         return self.graph.add(key, identity, payload, worker=None, loose=False)
 
-    def _scatter_blocks(self, stage: Stage) -> Blocks:
+    def _scatter_blocks(self, graph: TaskGraph, si: int, tids: list[int]) -> list[Future]:
+        """One source stage's blocks scattered from this process, each to its planned worker."""
+        stage = graph.stages[si]
         by_worker: dict[str | None, dict[str, Any]] = {}
-        keys: dict[str, Index] = {}
-        for index in block_index_iter(stage.numblocks):
-            k = self.key(stage, index)
-            keys[k] = index
-            by_worker.setdefault(self.where(stage, index), {})[k] = _local_block(stage, index)
-        out: Blocks = {}
+        keys: list[str] = []
+        for tid in tids:
+            task = graph.tasks[tid]
+            k = self.key(stage, task.index)
+            keys.append(k)
+            where = self.address(task.worker if task.worker >= 0 else None)
+            by_worker.setdefault(where, {})[k] = _local_block(stage, task.index)
+        futures: dict[str, Future] = {}
         for addr, data in by_worker.items():
-            futs = self.client.scatter(data, workers=[addr] if addr else None, hash=False)
-            out.update({keys[k]: f for k, f in futs.items()})
-        self.ready_blocks += stage.nblocks
-        return out
+            futures.update(
+                self.client.scatter(data, workers=[addr] if addr else None, hash=False)
+            )
+        return [futures[k] for k in keys]
 
-    def _persisted(self, stage: Stage) -> Blocks:
+    def _persisted(self, stage: Stage, index: Index) -> Future:
         store = stage.expr.op.store
-        blocks = dict(store.blocks)
-        if set(blocks) != set(block_index_iter(stage.numblocks)):
+        fut = store.blocks.get(index)
+        if fut is None or len(store.blocks) != stage.nblocks:
             raise ValueError(f"persisted blocks of {stage.name!r} do not match its chunks")
-        for f in blocks.values():
-            if f.client is not self.client or f.status == "cancelled":
-                raise RuntimeError(
-                    f"{stage.name!r} was persisted on another Dask cluster or client, which "
-                    "is closed or not the one in use now; persist it again"
-                )
-        self.ready_blocks += stage.nblocks
-        return blocks
+        if fut.client is not self.client or fut.status == "cancelled":
+            raise RuntimeError(
+                f"{stage.name!r} was persisted on another Dask cluster or client, which "
+                "is closed or not the one in use now; persist it again"
+            )
+        return fut
 
     def wait(self, progress: Progress) -> None:
         """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C."""
@@ -397,7 +325,7 @@ class DaskExecutor:
         got = self._run(plan, outputs, progress, fetch=True)
         results = []
         for o in outputs:
-            results.append(gather_owned(plan.stages[o].expr, got[o]))
+            results.append(gather_owned(plan.stages[o].numblocks, got[o]))
         return results
 
     def persist(
@@ -418,14 +346,6 @@ class DaskExecutor:
         futures = [store.blocks[i] for i in indices]
         values = futures[0].client.gather(futures) if futures else []
         return BlockStore(dict(zip(indices, values)), "numpy", f"{store.token}-local")
-
-    def who_has(self, store: BlockStore) -> dict[Index, tuple[str, ...]]:
-        """Where each block persisted here is now (worker addresses), e.g. for the planner."""
-        if store.executor != self.name or not store.blocks:
-            return {}
-        futures = list(store.blocks.values())
-        where = futures[0].client.who_has(futures)
-        return {i: tuple(sorted(where.get(f.key, ()))) for i, f in store.blocks.items()}
 
     def localize(self, exprs: Sequence[Expr]) -> list[Expr]:
         """``exprs`` with every block persisted here swapped for a copy in this process.
@@ -453,7 +373,8 @@ class DaskExecutor:
         """
         self.last_stats = None
         watched = progress is not None
-        progress = _Clamped(progress or NullProgress(), plan.total_blocks)
+        graph = lower(plan, outputs)
+        progress = _Clamped(progress or NullProgress(), graph.nblocks)
         client = self.client()
         placement = str(config.get("dask.placement"))
         stats = RunStats(self.name)
@@ -461,11 +382,11 @@ class DaskExecutor:
         dask_stats.ensure_plugin(client)
         dask_stats.reset(client)
         retries = 0
-        progress.start(plan.total_blocks)
+        progress.start(graph.nblocks)
         try:
             while True:
                 live = self._live_workers(client, fresh=retries > 0)
-                run = _Run(client, plan, outputs, placement, live, watched=watched)
+                run = _Run(client, graph, placement, live, watched=watched)
                 try:
                     run.submit()
                     run.wait(progress)
@@ -482,7 +403,8 @@ class DaskExecutor:
         finally:
             progress.finish()
         stats.seconds = time.perf_counter() - t0
-        stats.blocks = plan.total_blocks
+        stats.blocks = graph.nblocks
+        stats.extra["tasks"] = len(graph)
         self._record(client, plan, stats, retries)
         return result
 
@@ -492,6 +414,7 @@ class DaskExecutor:
         stats.peak_bytes = max((w["peak_memory"] for w in workers.values()), default=0)
         est = [s.est_bytes for s in plan.stages.values() if s.est_bytes is not None]
         stats.extra = {
+            **stats.extra,
             "workers": workers,
             "predicted_bytes": int(sum(int(e.sum()) for e in est)) if est else None,
             "measured_bytes": measured,

@@ -1,7 +1,7 @@
 """One compute of the ``dask`` executor as one Dask graph, sent in one message.
 
 ``client.submit`` per task costs a scheduler message and client CPU for
-each block; a :class:`TaskGraph` collects the run's tasks instead and hands
+each block; a :class:`DaskGraph` collects the run's tasks instead and hands
 them to the scheduler at once (``Client.get`` on a ``HighLevelGraph``, one
 ``update-graph`` message).
 
@@ -30,13 +30,13 @@ from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from dask.task_spec import Task, TaskRef
 from distributed import Client, Future
 
-__all__ = ["TaskGraph"]
+__all__ = ["DaskGraph"]
 
 Group = tuple[str | None, bool]
 """A layer's restriction: (worker address or None, whether other workers may run it)."""
 
 
-class TaskGraph:
+class DaskGraph:
     """The tasks of one run, grouped by worker restriction, sent with :meth:`send`."""
 
     def __init__(self, name: str) -> None:

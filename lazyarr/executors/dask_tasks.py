@@ -1,4 +1,9 @@
-"""The functions Dask tasks run on the workers for the ``dask`` executor.
+"""The function Dask tasks run on the workers for the ``dask`` executor.
+
+Every task of the lowered plan (:mod:`lazyarr.optimize.lower`) becomes one
+Dask task calling :func:`task_fn` with the stage's :class:`StagePayload`,
+the typed :class:`~lazyarr.optimize.tasks.Task` and the values it reads;
+``blockwork.run_task`` computes it, as every executor does.
 
 A stage travels to the workers as a :class:`StagePayload` whose input
 expressions are detached (:func:`detached`: shape, dtype and chunks only,
@@ -10,11 +15,6 @@ Numba kernels when the numba executor imports, NumPy reference kernels
 otherwise. A big one (constants of many kB inside its ops) is a task of
 its own that workers fetch once, like data (the executor decides:
 :attr:`StagePayload.inline`).
-
-Task functions: :func:`block_task` (one whole block, ``blockwork``), and for
-"tree" stages of the placement pass :func:`part_task` (a reduction partial
-or a partial product), :func:`combine_task` (two parts into one) and
-:func:`finalize_task` (a reduction's state into its block).
 """
 
 from __future__ import annotations
@@ -29,30 +29,17 @@ from typing import Any
 import numpy as np
 
 from lazyarr import config
-from lazyarr.graph.chunks import block_slices
-from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
-from lazyarr.kernels.blocks import assemble
-from lazyarr.kernels.fused import root_operands
-from lazyarr.kernels.reference import kernel_for
+from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.plan import Stage
+from lazyarr.optimize.tasks import Task
 
 from . import dask_stats
-from .blockwork import GetRegion, ReferenceKernels, compute_block, stage_functions
+from .blockwork import StageCode, run_task
 
-__all__ = [
-    "StagePayload",
-    "block_task",
-    "combine_task",
-    "detached",
-    "finalize_task",
-    "identity",
-    "part_task",
-]
+__all__ = ["StagePayload", "detached", "identity", "task_fn"]
 
-Index = tuple[int, ...]
-Layout = tuple[tuple[int, Index], ...]
-"""(input position, block index) of each block argument of a task."""
 ErrState = tuple[tuple[str, str], ...]
 """The client's ``np.geterr()`` items: floating-point errors behave as they would there."""
 
@@ -96,11 +83,8 @@ def _worker_kernels(settings: tuple) -> Any:
     kernels = _KERNEL_SETS.get(settings)
     if kernels is None:
         try:
-            from lazyarr.executors.numba import (
-                NumbaKernels,
-                compile_threshold,
-                options_from_config,
-            )
+            from lazyarr.executors.numba import compile_threshold, options_from_config
+            from lazyarr.kernels.numba_set import NumbaKernels
         except ImportError:  # numba (or the numba executor) is not installed here
             kernels = ReferenceKernels()
         else:
@@ -151,7 +135,7 @@ class StagePayload:
         self.stage = stage
         self.settings = settings
         self.token = token
-        self._fns: tuple[Any, ...] | None = None
+        self._fns: StageCode | None = None
         self._blob: bytes | None = None
 
     @property
@@ -171,10 +155,11 @@ class StagePayload:
             return (StagePayload, (self.stage, self.settings))
         return (_payload_from, (self.token, self.blob))
 
-    def functions(self) -> tuple[Any, ...]:
+    def code(self) -> StageCode:
+        """The stage's kernels in this process (looked up once per payload)."""
         if self._fns is None:
             kernels = _worker_kernels(self.settings) if self.settings else ReferenceKernels()
-            self._fns = stage_functions(self.stage, kernels)
+            self._fns = StageCode(self.stage, kernels)
         return self._fns
 
 
@@ -183,79 +168,10 @@ def identity(x: Any) -> Any:
     return x
 
 
-def _getter(stage: Stage, layout: Layout, blocks: tuple[np.ndarray, ...]) -> GetRegion:
-    parts: list[dict[Index, np.ndarray]] = [{} for _ in stage.input_exprs]
-    for (pos, bidx), block in zip(layout, blocks):
-        parts[pos][bidx] = block
-    chunks = [e.chunks for e in stage.input_exprs]
-
-    def get_region(pos: int, region: Region) -> np.ndarray:
-        return assemble(chunks[pos], region, parts[pos].__getitem__)
-
-    return get_region
-
-
-def block_task(
-    payload: StagePayload, index: Index, errstate: ErrState, layout: Layout, *blocks: np.ndarray
-) -> np.ndarray:
-    """Block ``index`` of the payload's stage, from the input blocks named by ``layout``."""
+def task_fn(payload: StagePayload, task: Task, errstate: ErrState, *values: Any) -> Any:
+    """The value of one lowered task of the payload's stage, from the values it reads."""
     start = time.time()
-    stage = payload.stage
-    fns = payload.functions()
-    get_region = _getter(stage, layout, blocks)
     with np.errstate(**dict(errstate)):
-        out = compute_block(stage, index, get_region, fns)
-    dask_stats.record_task(stage.name, start, time.time())
-    return out
-
-
-def part_task(
-    payload: StagePayload, part: tuple, errstate: ErrState, layout: Layout, *blocks: np.ndarray
-) -> Any:
-    """One part of a tree stage.
-
-    ``part`` is ``("reduce", body block index)`` for a reduction partial, or
-    ``("product", block index, regions)`` for a partial product of a
-    contraction (the op's kernel over the inputs' regions of one
-    contracted range).
-    """
-    start = time.time()
-    stage = payload.stage
-    expr = stage.expr
-    get_region = _getter(stage, layout, blocks)
-    with np.errstate(**dict(errstate)):
-        if part[0] == "reduce":
-            partial = payload.functions()[0]
-            out = partial(block_slices(expr.inputs[0].chunks, part[1]), get_region)
-        else:
-            _, index, regions = part
-            if stage.fused:  # operands folded into the contraction are computed here
-                arrays = root_operands(stage.members, stage.input_exprs, regions, get_region)
-            else:
-                arrays = [get_region(i, r) for i, r in enumerate(regions)]
-            out = kernel_for(expr.op)(expr.op, expr, block_slices(expr.chunks, index), *arrays)
-    dask_stats.record_task(stage.name, start, time.time())
-    return out
-
-
-def combine_task(payload: StagePayload, errstate: ErrState, a: Any, b: Any) -> Any:
-    """Two parts of a tree stage into one: the reduction's combine, or a sum of products."""
-    start = time.time()
-    stage = payload.stage
-    with np.errstate(**dict(errstate)):
-        if stage.kind == "reduce":
-            out = payload.functions()[1].combine(stage.expr.op, a, b)
-        else:
-            out = np.add(a, b)
-    dask_stats.record_task(stage.name, start, time.time())
-    return out
-
-
-def finalize_task(payload: StagePayload, errstate: ErrState, state: Any) -> np.ndarray:
-    """A reduction's combined state as its output block."""
-    start = time.time()
-    stage = payload.stage
-    with np.errstate(**dict(errstate)):
-        out = payload.functions()[1].finalize(stage.expr.op, stage.expr, state)
-    dask_stats.record_task(stage.name, start, time.time())
+        out = run_task(task, payload.code(), values)
+    dask_stats.record_task(payload.stage.name, start, time.time())
     return out

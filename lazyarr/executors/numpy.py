@@ -1,53 +1,99 @@
-"""The reference executor: every block computed with NumPy, one at a time.
+"""The reference executor: every task computed with NumPy, one after another.
 
 It defines the semantics: the other executors must return what it returns.
+It runs the shared lowering (:func:`lazyarr.optimize.lower.lower`) in task
+order and frees each value as soon as its last reader has run.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from lazyarr.graph.ops import BlockStore
+from lazyarr.kernels.sets import ReferenceKernels
+from lazyarr.optimize.lower import lower
 from lazyarr.optimize.plan import Plan
 
-from .base import Progress, RunStats
-from .blockwork import ReferenceKernels
-from .local import BlockRunner, gather_owned
+from .base import NullProgress, Progress, RunStats
+from .blockwork import StageCode, gather_owned, run_task
 
 __all__ = ["NumpyExecutor"]
 
+Blocks = dict[tuple[int, ...], np.ndarray]
+
 
 class NumpyExecutor:
-    """Runs plans block by block with NumPy (the reference semantics)."""
+    """Runs plans task by task with NumPy (the reference semantics)."""
 
     name = "numpy"
 
     def __init__(self) -> None:
-        self.runner = BlockRunner(self.name, ReferenceKernels())
-
-    @property
-    def last_stats(self) -> RunStats | None:
-        return self.runner.last_stats
+        self.last_stats: RunStats | None = None
 
     def execute(
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
     ) -> list[np.ndarray]:
-        blocks = self.runner.run(plan, outputs, progress)
-        results = []
-        for o in outputs:
-            results.append(gather_owned(plan.stages[o].expr, blocks[o]))
-        return results
+        blocks = self.run(plan, outputs, progress)
+        return [gather_owned(plan.stages[o].numblocks, blocks[o]) for o in outputs]
 
     def persist(
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
     ) -> list[BlockStore]:
-        blocks = self.runner.run(plan, outputs, progress)
+        blocks = self.run(plan, outputs, progress)
         stores = []
         for o in outputs:
             # own the data, so a persisted array never aliases a user's array
             kept = {i: b if b.flags.owndata else b.copy() for i, b in blocks[o].items()}
             stores.append(BlockStore(kept, self.name, uuid.uuid4().hex))
         return stores
+
+    def run(
+        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+    ) -> dict[str, Blocks]:
+        """Every block of the ``outputs`` stages (other values are freed on the way)."""
+        progress = progress or NullProgress()
+        stats = RunStats(self.name)
+        t_start = time.perf_counter()
+        graph = lower(plan, outputs)
+        kernels = ReferenceKernels()
+        codes = [StageCode(s, kernels) for s in graph.stages]
+        tasks = graph.tasks
+        remaining = graph.reader_counts().tolist()
+        is_block = [False] * len(tasks)
+        for p in graph.producers:
+            for tid in p[p >= 0].tolist():
+                is_block[tid] = True
+        keep = {int(t) for o in graph.outputs for t in graph.producers[o].ravel()}
+        values: list[Any] = [None] * len(tasks)
+        seconds = [0.0] * len(graph.stages)
+        stats.extra["tasks"] = len(tasks)
+        progress.start(graph.nblocks)
+        try:
+            for tid, task in enumerate(tasks):
+                t0 = time.perf_counter()
+                deps = task.deps
+                values[tid] = run_task(task, codes[task.stage], [values[d] for d in deps])
+                seconds[task.stage] += time.perf_counter() - t0
+                for d in deps:
+                    remaining[d] -= 1
+                    if remaining[d] == 0 and d not in keep:
+                        values[d] = None
+                if is_block[tid]:
+                    stats.blocks += 1
+                    progress.advance(1)
+        finally:
+            progress.finish()
+        stats.stage_seconds = {
+            s.name: seconds[i] for i, s in enumerate(graph.stages) if graph.producers[i].max() >= 0
+        }
+        stats.seconds = time.perf_counter() - t_start
+        self.last_stats = stats
+        return {
+            graph.stages[o].name: {idx: values[tid] for idx, tid in graph.blocks_of(o)}
+            for o in graph.outputs
+        }

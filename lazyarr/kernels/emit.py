@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.expr import Expr
-from lazyarr.graph.ops import Elementwise
+from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.token import Hole
 from lazyarr.kernels.emit_fold import (
@@ -80,6 +80,7 @@ __all__ = [
     "emit_reduce",
     "emit_reduce_joint",
     "reduce_spec",
+    "unsupported",
 ]
 
 INDENT = "    "
@@ -216,6 +217,33 @@ _SPECIAL: dict[str, Callable[..., str]] = {
     "real": _part("real"),
     "imag": _part("imag"),
 }
+
+
+def unsupported(expr: Expr) -> str | None:
+    """Why ``expr`` would not compile alone (None: it would): the emitters' own refusal.
+
+    Elementwise ops are emitted over stand-in operands of their inputs'
+    dtypes, reductions ask for their accumulators; nothing is compiled.
+    """
+    op = expr.op
+    try:
+        if isinstance(op, Reduce):
+            reduce_spec(expr, expr.inputs[0].dtype)
+            return None
+        if not isinstance(op, Elementwise):
+            return f"{op.name} is not elementwise"
+        inputs = iter(expr.inputs)
+        args: list[Operand] = []
+        for k, t in enumerate(op.template):
+            if isinstance(t, Hole):
+                dt = check_dtype(next(inputs).dtype, op.func)
+                args.append((f"x{k}", dt, None))
+            else:
+                args.append(constant(t))
+        emit_member(Scope(), expr, args)
+    except Unsupported as e:
+        return str(e)
+    return None
 
 
 def _check_members(members: Sequence[Expr]) -> None:

@@ -21,6 +21,7 @@ from lazyarr import api, config
 from lazyarr.executors import dask_stats, registry
 from lazyarr.executors.base import RunStats
 from lazyarr.executors.dask import DaskExecutor, _Run, detached
+from lazyarr.optimize.lower import lower
 from lazyarr.testing import assert_eq
 
 
@@ -322,11 +323,14 @@ def test_planned_worker_per_block_is_honoured(placement, dask_ex):
 
 def test_scheduler_placement_ignores_the_plan(dask_ex):
     plan = with_workers(plan_of(la.ones((4, 4), chunks=2) + 1), lambda s: np.ones(s.numblocks))
-    stage = plan.stages[plan.outputs[0]]
+    graph = lower(plan)
+    out = graph.position[plan.outputs[0]]
+    task = graph.tasks[int(graph.producers[out][0, 1])]
     workers = ("tcp://a:1", "tcp://b:2")
-    assert _Run(None, plan, [], "soft", workers).where(stage, (0, 1)) == "tcp://b:2"
-    assert _Run(None, plan, [], "scheduler", workers).where(stage, (0, 1)) is None
-    assert _Run(None, plan, [], "soft", ()).where(stage, (0, 1)) is None
+    assert task.worker == 1
+    assert _Run(None, graph, "soft", workers).address(task.worker) == "tcp://b:2"
+    assert _Run(None, graph, "scheduler", workers).address(task.worker) is None
+    assert _Run(None, graph, "soft", ()).address(task.worker) is None
 
 
 # -------------------------------------------------------------- statistics
@@ -386,7 +390,10 @@ def test_measured_bytes_equal_the_placement_plan(case, dask_ex):
     # each output block is on the worker the plan chose for it
     workers = plan.workers
     owner = plan.stages[plan.outputs[0]].worker
-    assert dask_ex.who_has(store) == {i: (workers[owner[i]],) for i in store.blocks}
+    where = dask_ex.client().who_has(list(store.blocks.values()))
+    assert {i: where[f.key] for i, f in store.blocks.items()} == {
+        i: (workers[owner[i]],) for i in store.blocks
+    }
     got = dask_ex.local_store(store).blocks
     xn = x.compute(executor="numpy")
     want = xn.sum(axis=0) if case == "sum" else xn @ xn.T

@@ -92,11 +92,11 @@ def test_lost_scattered_input_is_scattered_again(dask_ex, monkeypatch):
     scatter = dask_exec._Run._scatter_blocks
     lost = []
 
-    def scatter_then_lose(self, stage):
-        blocks = scatter(self, stage)
+    def scatter_then_lose(self, graph, stage, tids):
+        blocks = scatter(self, graph, stage, tids)
         if not lost:  # the first time: as if their worker died right away
-            lost.extend(blocks.values())
-            client.cancel(list(blocks.values()))
+            lost.extend(blocks)
+            client.cancel(list(blocks))
         return blocks
 
     monkeypatch.setattr(dask_exec._Run, "_scatter_blocks", scatter_then_lose)

@@ -1,6 +1,6 @@
 """The ``dask`` executor sends a compute as one graph, with the plan's worker restrictions.
 
-:class:`~lazyarr.executors.dask_graph.TaskGraph` on its own (layers,
+:class:`~lazyarr.executors.dask_graph.DaskGraph` on its own (layers,
 annotations, references), then on a real LocalCluster (2 processes x 1
 thread, loopback, closed at the end of the module) with a scheduler plugin
 that records, for every graph the scheduler accepts, each new task's
@@ -22,14 +22,14 @@ from distributed import Future, SchedulerPlugin
 import lazyarr as la
 from lazyarr import api, config
 from lazyarr.executors import dask_stats, dask_tasks
-from lazyarr.executors.dask_graph import TaskGraph
+from lazyarr.executors.dask_graph import DaskGraph
 from lazyarr.optimize.placement import combine_schedule, host_ids
 
-# -------------------------------------------------------------- TaskGraph alone
+# -------------------------------------------------------------- DaskGraph alone
 
 
 def test_tasks_are_grouped_into_one_annotated_layer_per_restriction():
-    g = TaskGraph("t")
+    g = DaskGraph("t")
     a = g.add("a", operator.neg, 1, worker="tcp://w:1", loose=True)
     b = g.add("b", operator.add, a, 2, worker="tcp://w:1", loose=False)
     c = g.add("c", operator.add, a, b, worker="tcp://w:2", loose=False)
@@ -58,7 +58,7 @@ def test_tasks_are_grouped_into_one_annotated_layer_per_restriction():
 
 
 def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
-    g = TaskGraph("t")
+    g = DaskGraph("t")
     g.add("a", operator.neg, 1, worker=None, loose=False)
     with pytest.raises(ValueError, match="already in the graph"):
         g.add("a", operator.neg, 2, worker=None, loose=False)
@@ -219,7 +219,7 @@ def test_inline_payloads_unpickle_once_per_process():
     again = pickle.loads(pickle.dumps(payload))
     assert first is again and first is not payload
     assert first.stage.expr.key == payload.stage.expr.key
-    assert first.functions() is again.functions()  # kernels looked up once
+    assert first.code() is again.code()  # kernels looked up once
     other = dask_tasks.StagePayload(dask_tasks.detached(stage), (), "lazyarr-stage-test-other")
     assert pickle.loads(pickle.dumps(other)) is not first
     untokened = dask_tasks.StagePayload(dask_tasks.detached(stage))
@@ -272,7 +272,7 @@ def test_an_error_in_a_tree_part_is_raised_with_its_traceback(dask_ex):
         pytest.raises(FloatingPointError) as info,
     ):
         dask_ex.execute(plan, plan.outputs)
-    assert "part_task" in {entry.name for entry in info.traceback}
+    assert "task_fn" in {entry.name for entry in info.traceback}
     assert dask_ex.last_stats is None
     # cancelled: nothing of this run is left on the scheduler (parts, steps, payloads)
     prefixes = (*plan.stages, *(dask_stats.PAYLOAD_PREFIX + n for n in plan.stages))
@@ -295,13 +295,13 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
     y = la.exp(x).sum(axis=1)
     plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
     sent = []
-    send = TaskGraph.send
+    send = DaskGraph.send
 
     def recording(self, client, keys):
         sent.append(list(keys))
         return send(self, client, keys)
 
-    monkeypatch.setattr(TaskGraph, "send", recording)
+    monkeypatch.setattr(DaskGraph, "send", recording)
     progress = conformance.Recorder() if watched else None
     (got,) = dask_ex.execute(plan, plan.outputs, progress)
     np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))

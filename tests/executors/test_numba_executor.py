@@ -18,6 +18,7 @@ import lazyarr as la
 from lazyarr import api
 from lazyarr.executors import numba as nx
 from lazyarr.executors import registry
+from lazyarr.kernels import numba_set
 from lazyarr.kernels.compile import CompileError
 from lazyarr.testing import assert_eq
 
@@ -181,7 +182,7 @@ def test_reductions_match_numpy_on_uneven_chunks():
 
 
 def test_stages_without_an_emitter_fall_back_with_one_warning():
-    nx._WARNED.clear()
+    numba_set._WARNED.clear()
     a = np.linspace(-2, 2, 9)
     x = la.asarray(a, chunks=4)
     with pytest.warns(nx.FallbackWarning, match="sinc") as record:
@@ -196,12 +197,12 @@ def test_stages_without_an_emitter_fall_back_with_one_warning():
 
 
 def test_a_numba_error_falls_back_to_numpy(monkeypatch):
-    nx._WARNED.clear()
+    numba_set._WARNED.clear()
 
     def broken(*args, **kwargs):
         raise CompileError("LoweringError: simulated")
 
-    monkeypatch.setattr(nx, "map_function", broken)
+    monkeypatch.setattr(numba_set, "map_function", broken)
     a = np.arange(10.0)
     with pytest.warns(nx.FallbackWarning, match="simulated"):
         got = (la.asarray(a, chunks=3) * 3 + 1).compute(executor="numba")
@@ -242,19 +243,6 @@ def test_streaming_on_two_threads_holds_a_few_blocks(two_threads):
     assert ex.last_stats.extra["threads"] == 2
     # stage by stage would hold a whole stage (40 blocks); streaming holds a few
     assert 0 < ex.last_stats.peak_bytes <= 12 * block * 8, ex.last_stats.peak_bytes
-
-
-def test_block_reads_of_fused_stages_are_remembered_by_structure():
-    nx._READS.clear()
-    a = np.arange(63.0).reshape(7, 9)
-    row = np.arange(9.0)
-    for chunks in [(3, 4), (3, 4), (2, 5)]:
-        y = (la.asarray(a, chunks=chunks) * 2 + la.asarray(row, chunks=chunks[1])) / 3
-        (got,), plan, _ = numba_run(y, passes=None)
-        np.testing.assert_array_equal(got, (a * 2 + row) / 3)
-    # one entry per block of each fused stage: the repeated plan found its entries
-    fused = [s for s in plan.stages.values() if s.fused]
-    assert fused and len(nx._READS) == 3 * 3 + 4 * 2
 
 
 def test_threads_setting_and_persist():
@@ -306,7 +294,7 @@ def test_ctrl_c_from_progress_cancels_cleanly(two_threads):
 
 
 def test_ctrl_c_inside_a_kernel_drops_pending_blocks(monkeypatch, two_threads):
-    real = nx.map_function
+    real = numba_set.map_function
     calls = []
     lock = threading.Lock()
 
@@ -322,13 +310,13 @@ def test_ctrl_c_inside_a_kernel_drops_pending_blocks(monkeypatch, two_threads):
 
         return run
 
-    monkeypatch.setattr(nx, "map_function", hooked)
+    monkeypatch.setattr(numba_set, "map_function", hooked)
     a = np.arange(400_000.0)
     x = la.asarray(a, chunks=10_000)
     with pytest.raises(KeyboardInterrupt):
         (x * 2 + 1).compute(executor="numba")
     assert len(calls) < 10 and no_pool_threads()
-    monkeypatch.setattr(nx, "map_function", real)
+    monkeypatch.setattr(numba_set, "map_function", real)
     np.testing.assert_array_equal((x * 2 + 1).compute(executor="numba"), a * 2 + 1)
 
 

@@ -19,6 +19,8 @@ from strategies import chunks_for_shape
 
 import lazyarr as la
 from lazyarr.executors import numba as nx
+from lazyarr.kernels import numba_set
+from lazyarr.kernels.compile import CompileError
 from lazyarr.kernels.emit import emit_map, emit_reduce_joint
 
 
@@ -28,7 +30,7 @@ def computed(*arrays, joint=True, monkeypatch=None):
         values = la.compute(*arrays, executor="numba")
     else:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(nx._Schedule, "_joints", lambda self, plan, kernels: [])
+            mp.setattr(nx.NumbaExecutor, "joint", False)
             values = la.compute(*arrays, executor="numba")
     return values, la.last_run().stats.extra["joint_stages"]
 
@@ -142,14 +144,14 @@ def test_empty_arrays_and_size_one_axes():
 
 def test_a_joint_kernel_that_cannot_be_built_leaves_the_stages_apart(monkeypatch):
     def broken(*args, **kwargs):
-        raise RuntimeError("no joint kernel today")
+        raise CompileError("no joint kernel today")
 
-    monkeypatch.setattr(nx, "joint_partial_function", broken)
+    monkeypatch.setattr(numba_set, "joint_partial_function", broken)
     x = la.asarray(DATA, chunks=(10, 23))
     got, joint = computed(x.sum(0), x.max(0))
     assert joint == []
     refused = la.last_run().stats.extra["joint_refused"]
-    assert list(refused.values()) == ["RuntimeError: no joint kernel today"]
+    assert list(refused.values()) == ["CompileError: no joint kernel today"]
     np.testing.assert_allclose(got[0], DATA.sum(0), equal_nan=True)
     np.testing.assert_allclose(got[1], DATA.max(0), equal_nan=True)
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from placement_replay import Replay
 
 import lazyarr as la
-from lazyarr.executors.blockwork import reads
 from lazyarr.graph import build
 from lazyarr.optimize.check import check_plan
 from lazyarr.optimize.passes import layout, place
@@ -26,7 +25,6 @@ from lazyarr.optimize.placement import (
     Planner,
     combine_schedule,
     default_layout,
-    stage_reads,
 )
 from lazyarr.optimize.placement.layout import (
     device_order,
@@ -409,14 +407,6 @@ def _varied():
         la.max(a, axis=1, keepdims=True),
         a + v[:5, None],
     ]
-
-
-@pytest.mark.parametrize("k", range(11))
-def test_reads_agree_with_the_executors(k):
-    plan = base_plan(_varied()[k])
-    for s in plan.stages.values():
-        for idx in np.ndindex(*s.numblocks):
-            assert stage_reads(s, idx) == [(p, tuple(r)) for p, r in reads(s, idx)]
 
 
 @pytest.mark.parametrize("k", range(11))

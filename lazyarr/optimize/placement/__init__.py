@@ -6,7 +6,6 @@ Pure Python, no cluster needed (NumS's LSHS, see ``shared/notes/placement.md``):
   in / network out in bytes and the replicas of every block;
 * :mod:`.layout`: block-cyclic owners on a worker grid, contraction
   alignment, NumS's block-shape rule;
-* :mod:`.deps`: which input blocks a block task reads (from the graph ops);
 * :mod:`.planner`: the search, and :func:`combine_schedule`, which the
   executors call to run a tree stage's combine steps as planned.
 
@@ -14,13 +13,6 @@ The passes ``layout`` and ``place`` (``optimize/passes``) drive these.
 """
 
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp, host_ids
-from lazyarr.optimize.placement.deps import (
-    contraction_part_reads,
-    contraction_parts,
-    reduce_part_reads,
-    reduce_parts,
-    stage_reads,
-)
 from lazyarr.optimize.placement.layout import Layout, default_layout, plan_layouts, suggest_chunks
 from lazyarr.optimize.placement.planner import Planner, StagePlacement, combine_schedule
 
@@ -31,13 +23,8 @@ __all__ = [
     "SimOp",
     "StagePlacement",
     "combine_schedule",
-    "contraction_part_reads",
-    "contraction_parts",
     "default_layout",
     "host_ids",
     "plan_layouts",
-    "reduce_part_reads",
-    "reduce_parts",
-    "stage_reads",
     "suggest_chunks",
 ]

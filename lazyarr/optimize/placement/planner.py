@@ -35,18 +35,8 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
+from lazyarr.optimize.blockreads import BlockRef, StageReads, block_nbytes, partial_nbytes
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
-from lazyarr.optimize.placement.deps import (
-    block_nbytes,
-    contraction_part_reads,
-    contraction_parts,
-    n_contraction_parts,
-    partial_nbytes,
-    reads_blocks,
-    reduce_part_reads,
-    reduce_parts,
-    stage_reads,
-)
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = ["LOCAL_COEFF", "WEIGHTS", "Planner", "StagePlacement", "combine_schedule"]
@@ -158,7 +148,7 @@ class Planner:
                 out[s.name] = self._sources(s)
         for s in stages:
             if s.kind == "map":
-                if n_contraction_parts(s.expr) > 1:
+                if StageReads(s).contraction_parts > 1:
                     out[s.name] = self._contraction(s)
                 else:
                     out[s.name] = self._map(s, owner_only=False)
@@ -169,8 +159,10 @@ class Planner:
         return out
 
     # -- helpers ------------------------------------------------------------
-    def _keys(self, stage: Stage, reads: Sequence[tuple[int, tuple[slice, ...]]]) -> tuple:
-        return tuple((stage.inputs[pos], b) for pos, b in reads_blocks(stage, reads))
+    @staticmethod
+    def _keys(stage: Stage, refs: Sequence[BlockRef]) -> tuple:
+        """Simulator keys of the input blocks ``refs`` (position, block) of ``stage``."""
+        return tuple((stage.inputs[pos], b) for pos, b in refs)
 
     def _choose(self, op: SimOp, owner: int) -> int:
         """The candidate with the lowest objective (look-ahead to ``owner``); ties: owner, index."""
@@ -214,8 +206,9 @@ class Planner:
         start = self.sim.moves
         panel = 0
         off = 0
+        reads = StageReads(stage)
         for idx in self._blocks(stage):
-            keys = self._keys(stage, stage_reads(stage, idx))
+            keys = self._keys(stage, reads.block(idx)[1])
             op = SimOp(keys, (stage.name, idx), block_nbytes(stage.expr, idx))
             owner = int(owners[idx])
             w = owner if owner_only else self._choose(op, owner)
@@ -297,10 +290,11 @@ class Planner:
 
     def _reduce(self, stage: Stage) -> StagePlacement:
         parts_of = []
+        reads = StageReads(stage)
         for idx in self._blocks(stage):
             plist = []
-            for b in reduce_parts(stage, idx):
-                keys = self._keys(stage, reduce_part_reads(stage, b))
+            for b in reads.parts(idx):
+                keys = self._keys(stage, reads.partial(b)[1])
                 plist.append((keys, partial_nbytes(stage, b)))
             parts_of.append(plist)
         return self._tree(stage, parts_of, reduce=True)
@@ -312,12 +306,11 @@ class Planner:
         owner_sim, self.sim = self.sim, base
         fits = self.memory_limit is None or owner_way.panel <= self.memory_limit
         parts_of = []
+        reads = StageReads(stage)
         for idx in self._blocks(stage):
             size = block_nbytes(stage.expr, idx)
-            regions = contraction_parts(stage, idx)
-            parts_of.append(
-                [(self._keys(stage, contraction_part_reads(stage, r)), size) for r in regions]
-            )
+            _, products = reads.products(idx)
+            parts_of.append([(self._keys(stage, refs), size) for _, refs in products])
         tree_way = self._tree(stage, parts_of, reduce=False)
         a, b = owner_sim.objective(), base.objective()
         if fits and a <= b:

@@ -1,0 +1,195 @@
+"""Running a lowered task graph on local threads: ready tasks, dependents, freeing.
+
+Worker threads take the next ready task themselves (deepest stage first,
+so a chain of stages streams block by block), run it, and mark its
+dependents ready; a value is dropped as soon as its last reader has run.
+No task makes a round trip through the calling thread: a 100-element
+block costs a lock and a heap operation on top of its kernel. The calling
+thread only waits, reports progress (every ``tick`` seconds and at the
+end, never from a worker) and turns Ctrl-C or a task's error into one
+clean stop: no new task starts, running ones finish, nothing is left
+behind.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import heapq
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from lazyarr.optimize.tasks import TaskGraph, TaskKind
+
+from .base import Progress
+
+__all__ = ["nbytes_owned", "run_graph"]
+
+
+def nbytes_owned(value: Any) -> int:
+    """Bytes a block or partial state owns (views of other memory count zero)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes if value.flags.owndata else 0
+    if isinstance(value, (tuple, list)):
+        return sum(nbytes_owned(v) for v in value)
+    return 0
+
+
+class _State:
+    """What the threads share, guarded by one lock."""
+
+    def __init__(self, graph: TaskGraph, keep: set[int], values: list[Any], live: int) -> None:
+        tasks = graph.tasks
+        n = len(tasks)
+        self.tasks = tasks
+        self.values = values
+        self.keep = keep
+        self.readers = graph.reader_counts().tolist()
+        self.dependents: list[list[int]] = [[] for _ in range(n)]
+        self.waiting = [0] * n
+        for tid, task in enumerate(tasks):
+            self.waiting[tid] = len(task.deps)
+            for d in task.deps:
+                self.dependents[d].append(tid)
+        blocks = [0] * n
+        for p in graph.producers:
+            for tid in p[p >= 0].tolist():
+                task = tasks[tid]
+                blocks[tid] = len(task.members) if task.kind == TaskKind.JOINT else 1
+        self.block_count = blocks
+        self.ready: list[tuple[int, int, int]] = []
+        for tid in range(n):
+            if self.waiting[tid] == 0:
+                self.push(tid)
+        self.cond = threading.Condition()
+        self.done = 0
+        self.blocks_done = 0
+        self.running = 0
+        self.stop = False
+        self.error: BaseException | None = None
+        self.live = live
+        self.peak = live
+        self.seconds = [0.0] * len(graph.stages)
+
+    def push(self, tid: int) -> None:
+        task = self.tasks[tid]
+        final = task.kind in (TaskKind.FINALIZE, TaskKind.COMBINE)
+        heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
+
+    def complete(self, tid: int, value: Any, seconds: float) -> None:
+        """Record a finished task (the lock is held)."""
+        task = self.tasks[tid]
+        values = self.values
+        values[tid] = value
+        self.live += nbytes_owned(value)
+        self.peak = max(self.peak, self.live)
+        self.seconds[task.stage] += seconds
+        self.done += 1
+        self.blocks_done += self.block_count[tid]
+        readers = self.readers
+        for d in task.deps:
+            readers[d] -= 1
+            if readers[d] == 0 and d not in self.keep:
+                self.live -= nbytes_owned(values[d])
+                values[d] = None
+        waiting = self.waiting
+        for t in self.dependents[tid]:
+            waiting[t] -= 1
+            if waiting[t] == 0:
+                self.push(t)
+
+
+def _worker(state: _State, run: Callable[[int], Any]) -> None:
+    """One thread's loop: take a ready task, run it, record it, until done or stopped."""
+    cond = state.cond
+    n = len(state.tasks)
+    while True:
+        with cond:
+            while not state.ready and not state.stop and state.done < n:
+                cond.wait()
+            if state.stop or state.done >= n:
+                return
+            tid = heapq.heappop(state.ready)[2]
+            state.running += 1
+        t0 = time.perf_counter()
+        try:
+            value = run(tid)
+        except BaseException as e:
+            with cond:
+                state.running -= 1
+                if state.error is None:
+                    state.error = e
+                state.stop = True
+                cond.notify_all()
+            return
+        seconds = time.perf_counter() - t0
+        with cond:
+            state.running -= 1
+            state.complete(tid, value, seconds)
+            if state.ready or state.done >= n:
+                cond.notify_all()
+
+
+def run_graph(
+    graph: TaskGraph,
+    run: Callable[[int], Any],
+    values: list[Any],
+    keep: set[int],
+    pool: ThreadPoolExecutor | None,
+    threads: int,
+    progress: Progress,
+    live: int = 0,
+    tick: float = 0.05,
+) -> tuple[int, list[float], int]:
+    """Run every task of ``graph`` (``run(tid)`` returns its value) into ``values``.
+
+    ``keep``: task ids whose values stay (the outputs' blocks). With no
+    ``pool`` the tasks run here, one after another. Returns the peak of
+    bytes held, the seconds spent per stage, and the blocks computed.
+    Raises the first error a task raised (or the calling thread's Ctrl-C)
+    after every running task has finished.
+    """
+    state = _State(graph, keep, values, live)
+    n = len(graph.tasks)
+    if pool is None:
+        for _ in range(n):
+            tid = heapq.heappop(state.ready)[2]
+            t0 = time.perf_counter()
+            value = run(tid)
+            state.complete(tid, value, time.perf_counter() - t0)
+            if state.block_count[tid]:
+                progress.advance(state.block_count[tid])
+        return state.peak, state.seconds, state.blocks_done
+    cond = state.cond
+    reported = 0
+    futures = []
+    try:
+        for _ in range(threads):
+            ctx = contextvars.copy_context()
+            futures.append(pool.submit(ctx.run, _worker, state, run))
+        while True:
+            with cond:
+                if state.done < n and state.error is None:
+                    cond.wait(tick)
+                finished = state.done >= n
+                error = state.error
+                blocks = state.blocks_done
+            if error is not None:
+                raise error
+            if blocks > reported:
+                progress.advance(blocks - reported)
+                reported = blocks
+            if finished:
+                break
+    finally:
+        with cond:
+            state.stop = True
+            cond.notify_all()
+        for f in futures:
+            f.result() if state.error is None else f.exception()
+    return state.peak, state.seconds, state.blocks_done
+

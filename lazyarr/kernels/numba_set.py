@@ -1,0 +1,203 @@
+"""The Numba kernel set: generated, compiled kernels for elementwise groups and reductions.
+
+Every map or reduce stage whose members are all elementwise (a fused group,
+a single elementwise op, or a lone reduction of another stage's output)
+gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`);
+everything else runs the NumPy reference kernels. :meth:`NumbaKernels.supports`
+answers, per op, whether the emitters can compile it, so the ``fuse`` pass
+never builds a group that would fall back whole.
+
+Only the errors that mean "cannot be compiled" (:class:`Unsupported`,
+:class:`CompileError`) fall back to NumPy, with one :class:`FallbackWarning`
+per distinct reason; any other error is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.kernels.compile import CompileError, Options
+from lazyarr.kernels.emit import unsupported
+from lazyarr.kernels.emit_group import structure_text
+from lazyarr.kernels.emit_ops import Unsupported
+from lazyarr.kernels.numba_fused import (
+    joint_map_function,
+    joint_partial_function,
+    map_function,
+    partial_function,
+)
+from lazyarr.kernels.sets import MapFn, PartialFn, ProductFn, ReferenceKernels, SourceFn
+
+__all__ = ["CANNOT_COMPILE", "FallbackWarning", "NumbaKernels"]
+
+CANNOT_COMPILE = (Unsupported, CompileError)
+"""The errors that mean a kernel cannot be generated or compiled (anything else is a bug)."""
+
+
+class FallbackWarning(UserWarning):
+    """A stage runs with the NumPy kernels because its Numba kernel could not be built."""
+
+
+class _Memo:
+    """A small bounded, thread-safe memo (most recently used entries kept)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = make()
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+
+_SUPPORT = _Memo(1 << 14)
+_WARNED: set[str] = set()
+
+
+def _warn_once(reason: str) -> None:
+    if reason in _WARNED:
+        return
+    _WARNED.add(reason)
+    warnings.warn(
+        f"numba executor: a stage runs with NumPy kernels instead ({reason})",
+        FallbackWarning,
+        stacklevel=4,
+    )
+
+
+def _all_elementwise(exprs: Sequence[Any]) -> bool:
+    return all(isinstance(m.op, Elementwise) for m in exprs)
+
+
+class NumbaKernels:
+    """A kernel set: compiled kernels where possible, NumPy reference kernels elsewhere.
+
+    ``min_bytes``: stages touching fewer bytes run NumPy kernels (not worth a
+    compile). ``fallbacks`` records, per stage name, why it runs with NumPy;
+    ``compiled`` the stages that got a kernel; ``joint_refused`` the sibling
+    sets whose joint kernel could not be built.
+    """
+
+    def __init__(self, options: Options, min_bytes: int = 0) -> None:
+        self.options = options
+        self.min_bytes = min_bytes
+        self.reference = ReferenceKernels()
+        self.fallbacks: dict[str, str] = {}
+        self.compiled: list[str] = []
+        self.joint_refused: dict[str, str] = {}
+
+    @staticmethod
+    def supports(expr: Expr) -> bool:
+        """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
+        if not isinstance(expr.op, (Elementwise, Reduce)):
+            return False
+        return _SUPPORT.get(expr.key, lambda: unsupported(expr) is None)
+
+    def _fallback(self, stage: Any, error: Exception) -> None:
+        reason = f"{type(error).__name__}: {error}"
+        self.fallbacks[stage.name] = reason
+        _warn_once(reason)
+
+    def _small(self, stage: Any) -> bool:
+        """Too little data to pay for a compiled kernel (config ``numba.compile-threshold``)."""
+        touched = stage.expr.nbytes + sum(e.nbytes for e in stage.input_exprs)
+        return touched < self.min_bytes
+
+    def source(self, stage: Any) -> SourceFn:
+        return self.reference.source(stage)
+
+    def map(self, stage: Any) -> MapFn:
+        if _all_elementwise(stage.members) and not self._small(stage):
+            try:
+                fn = map_function(stage.members, stage.input_exprs, self.options)
+            except CANNOT_COMPILE as e:
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
+        return self.reference.map(stage)
+
+    def partial(self, stage: Any) -> PartialFn:
+        body = stage.members[:-1]
+        if isinstance(stage.expr.op, Reduce) and _all_elementwise(body) and not self._small(stage):
+            try:
+                fn = partial_function(body, stage.input_exprs, stage.expr, self.options)
+            except CANNOT_COMPILE as e:
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
+        return self.reference.partial(stage)
+
+    def reduction(self, stage: Any) -> Any:
+        return self.reference.reduction(stage)
+
+    def product(self, stage: Any) -> ProductFn:
+        return self.reference.product(stage)
+
+    def joint(self, stages: Sequence[Any]) -> tuple[Callable, list[str], str, list[str]] | None:
+        """One compiled pass computing several sibling stages, or None.
+
+        Siblings (see ``optimize.siblings``) are reductions of the same axes of
+        bodies on one block grid, or elementwise stages of one shape and
+        chunks. The function maps ``(region, get)`` to the reductions' partial
+        states (``"reduce"``: the body's region) or ``(region, get, outs)`` to
+        the blocks (``"map"``), in the order of the returned stage names;
+        ``get`` takes a position in the returned list of input stage names.
+        None when a stage would not get a compiled kernel on its own, or the
+        joint kernel cannot be built (each stage then runs its own kernel,
+        and ``joint_refused`` says why).
+        """
+        if len(stages) < 2 or any(self._small(s) for s in stages):
+            return None
+        if all(s.kind == "map" and _all_elementwise(s.members) for s in stages):
+            kind = "map"
+            grids = {(s.expr.shape, s.expr.chunks) for s in stages}
+        elif all(
+            s.kind == "reduce"
+            and isinstance(s.expr.op, Reduce)
+            and _all_elementwise(s.members[:-1])
+            for s in stages
+        ):
+            kind = "reduce"
+            grids = {
+                (s.expr.inputs[0].shape, s.expr.inputs[0].chunks, s.expr.op.axes) for s in stages
+            }
+        else:
+            return None
+        if len(grids) != 1:
+            return None
+        # parts in an order of their structure, not of node names: the same source text
+        # (and the kernel compiled on disk) in every process
+        stages = sorted(stages, key=lambda s: structure_text(s.members[:-1], s.expr))
+        inputs: dict[str, Expr] = {}
+        for s in stages:
+            for name, e in zip(s.inputs, s.input_exprs):
+                inputs.setdefault(name, e)
+        try:
+            if kind == "map":
+                parts = [s.members for s in stages]
+                fn = joint_map_function(parts, list(inputs.values()), self.options)
+            else:
+                bodies = [(s.members[:-1], s.expr) for s in stages]
+                fn = joint_partial_function(bodies, list(inputs.values()), self.options)
+        except CANNOT_COMPILE as e:  # the stages run apart
+            self.joint_refused[" ".join(s.name for s in stages)] = f"{type(e).__name__}: {e}"
+            return None
+        self.compiled.extend(s.name for s in stages)
+        return fn, list(inputs), kind, [s.name for s in stages]

@@ -1,0 +1,416 @@
+"""Lowering: a frozen plan becomes one graph of typed block tasks, built once.
+
+Every executor runs what :func:`lower` returns, so there is one answer to
+"which tasks, reading which blocks, on which worker". Two passes over the
+stages, each constant work per block:
+
+1. **Backward (culling):** from every block of the requested outputs, each
+   stage's needed blocks ask :class:`~lazyarr.optimize.blockreads.StageReads`
+   which input blocks they read, and mark those needed. Blocks no output
+   needs are never lowered (``x[:10]`` of a long array reads one block).
+2. **Forward:** tasks are made in dependency order, each naming the task
+   ids it reads.
+
+Per stage kind:
+
+* source: one ``SOURCE`` task per block;
+* map: one ``BLOCK`` task per block (a contraction sums its parts inside);
+  a contraction the ``place`` pass made a tree runs one ``PRODUCT`` per
+  contracted block range on its planned worker, ``COMBINE`` steps as
+  ``placement.combine_schedule`` says, and ends on the block's owner;
+* reduce: one ``PARTIAL`` per body block, then ``FINALIZE`` per block over
+  its partials (in C order, the order every executor combines them); a
+  tree-placed reduction adds the planned ``COMBINE`` steps;
+* siblings (``plan.siblings``), when the executor computes them jointly
+  (``joint=True``): one ``JOINT`` task per block (map) or per body block
+  (reduce, then a ``FINALIZE`` per sibling), reading the shared inputs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from lazyarr.graph.chunks import block_index_iter, block_slices
+from lazyarr.optimize.blockreads import BlockRef, StageReads, block_nbytes, partial_nbytes
+from lazyarr.optimize.placement.clustersim import host_ids
+from lazyarr.optimize.placement.planner import combine_schedule
+from lazyarr.optimize.plan import Plan, Stage
+from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+
+__all__ = ["lower"]
+
+Index = tuple[int, ...]
+
+
+def _tree(stage: Stage) -> bool:
+    return stage.placement is not None and stage.placement.tree and stage.worker is not None
+
+
+class _Lowering:
+    """The state of one lowering: needed blocks, per-block reads, the tasks made so far."""
+
+    def __init__(self, plan: Plan, outputs: Sequence[str], joint: bool) -> None:
+        self.plan = plan
+        self.stages = tuple(plan.stages.values())
+        self.position = {s.name: i for i, s in enumerate(self.stages)}
+        self.outputs = tuple(self.position[o] for o in outputs)
+        self.inputs = [tuple(self.position[i] for i in s.inputs) for s in self.stages]
+        self.reads = [StageReads(s) for s in self.stages]
+        n = len(self.stages)
+        self.needed: list[np.ndarray | None] = [None] * n
+        self.specs: list[dict[Index, object]] = [{} for _ in range(n)]
+        self.tasks: list[Task] = []
+        self.producers = [np.full(s.numblocks, -1, dtype=np.int64) for s in self.stages]
+        self.slot_of: dict[int, int] = {}
+        self.joint_inputs: dict[int, tuple[int, ...]] = {}
+        self.joint = joint
+        self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
+
+    # -- backward: what each needed block reads ------------------------------
+    def mark(self, si: int, refs: Sequence[BlockRef]) -> None:
+        ins = self.inputs[si]
+        needed = self.needed
+        for pos, b in refs:
+            src = ins[pos]
+            arr = needed[src]
+            if arr is None:
+                arr = needed[src] = np.zeros(self.stages[src].numblocks, dtype=bool)
+            arr[b] = True
+
+    def backward(self) -> None:
+        for o in self.outputs:
+            self.needed[o] = np.ones(self.stages[o].numblocks, dtype=bool)
+        for si in range(len(self.stages) - 1, -1, -1):
+            need = self.needed[si]
+            if need is None:
+                continue
+            stage = self.stages[si]
+            reads = self.reads[si]
+            spec = self.specs[si]
+            everything = bool(need.all())
+            indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
+            if stage.kind == "source":
+                continue
+            if stage.kind == "reduce":
+                for idx in indices:
+                    parts = []
+                    for bi in reads.parts(idx):
+                        region, refs = reads.partial(bi)
+                        self.mark(si, refs)
+                        parts.append((bi, region, refs))
+                    spec[idx] = parts
+            elif _tree(stage) and reads.contraction_parts > 1:
+                for idx in indices:
+                    region, products = reads.products(idx)
+                    for _, refs in products:
+                        self.mark(si, refs)
+                    spec[idx] = (region, products)
+            else:
+                for idx in indices:
+                    region, refs = reads.block(idx)
+                    self.mark(si, refs)
+                    spec[idx] = (region, refs)
+
+    # -- forward: the tasks --------------------------------------------------
+    def add(self, task: Task) -> int:
+        self.tasks.append(task)
+        return len(self.tasks) - 1
+
+    def deps_of(self, si: int, refs: Sequence[BlockRef]) -> tuple[tuple, tuple | None]:
+        """Task ids (and joint slots) of the input blocks ``refs`` of stage ``si``."""
+        ins = self.inputs[si]
+        producers = self.producers
+        slot_of = self.slot_of
+        deps = []
+        slots = None
+        for k, (pos, b) in enumerate(refs):
+            src = ins[pos]
+            deps.append(int(producers[src][b]))
+            slot = slot_of.get(src)
+            if slot is not None:
+                if slots is None:
+                    slots = [-1] * len(refs)
+                slots[k] = slot
+        return tuple(deps), None if slots is None else tuple(slots)
+
+    def worker(self, stage: Stage, idx: Index) -> int:
+        return -1 if stage.worker is None else int(stage.worker[idx])
+
+    def forward(self) -> None:
+        joint_of = self._joint_sets() if self.joint else {}
+        done: set[int] = set()
+        for si, stage in enumerate(self.stages):
+            need = self.needed[si]
+            if need is None or si in done:
+                continue
+            members = joint_of.get(si)
+            if members is not None:
+                self._joint(members)
+                done.update(members)
+            elif stage.kind == "source":
+                self._sources(si, stage, need)
+            elif stage.kind == "reduce":
+                self._reduce(si, stage)
+            elif _tree(stage) and self.reads[si].contraction_parts > 1:
+                self._products(si, stage)
+            else:
+                self._blocks(si, stage)
+
+    def _sources(self, si: int, stage: Stage, need: np.ndarray) -> None:
+        expr = stage.expr
+        prod = self.producers[si]
+        everything = bool(need.all())
+        indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
+        for idx in indices:
+            task = Task(
+                TaskKind.SOURCE,
+                si,
+                idx,
+                block_slices(expr.chunks, idx),
+                worker=self.worker(stage, idx),
+                nbytes=block_nbytes(expr, idx),
+            )
+            prod[idx] = self.add(task)
+
+    def _blocks(self, si: int, stage: Stage) -> None:
+        expr = stage.expr
+        prod = self.producers[si]
+        for idx, (region, refs) in self.specs[si].items():
+            deps, slots = self.deps_of(si, refs)
+            task = Task(
+                TaskKind.BLOCK,
+                si,
+                idx,
+                region,
+                deps,
+                tuple(refs),
+                worker=self.worker(stage, idx),
+                nbytes=block_nbytes(expr, idx),
+                slots=slots,
+            )
+            prod[idx] = self.add(task)
+
+    def _reduce(self, si: int, stage: Stage) -> None:
+        tree = _tree(stage)
+        parts_w = stage.placement.parts if tree else None
+        expr = stage.expr
+        prod = self.producers[si]
+        for idx, parts in self.specs[si].items():
+            ids = []
+            sizes = []
+            for k, (bi, region, refs) in enumerate(parts):
+                deps, slots = self.deps_of(si, refs)
+                size = partial_nbytes(stage, bi)
+                w = int(parts_w[(*idx, k)]) if tree else -1
+                ids.append(
+                    self.add(
+                        Task(
+                            TaskKind.PARTIAL,
+                            si,
+                            idx,
+                            region,
+                            deps,
+                            tuple(refs),
+                            part=k,
+                            worker=w,
+                            nbytes=size,
+                            slots=slots,
+                        )
+                    )
+                )
+                sizes.append(size)
+            owner = self.worker(stage, idx)
+            if tree:
+                ids, sizes = self._steps(si, idx, ids, sizes, parts_w[idx].tolist(), owner)
+            task = Task(
+                TaskKind.FINALIZE,
+                si,
+                idx,
+                block_slices(expr.chunks, idx),
+                tuple(ids) if not tree else (ids[-1],),
+                worker=owner,
+                nbytes=block_nbytes(expr, idx),
+            )
+            prod[idx] = self.add(task)
+
+    def _steps(
+        self, si: int, idx: Index, ids: list[int], sizes: list[int], part_ws: list, owner: int
+    ) -> tuple[list[int], list[int]]:
+        """The planned combine steps of one block's parts; slots grow as in the schedule."""
+        region = _block_region(self.stages[si], idx)
+        for j, (a, b, w) in enumerate(combine_schedule(part_ws, owner, self.host_of)):
+            size = max(sizes[a], sizes[b])
+            task = Task(
+                TaskKind.COMBINE, si, idx, region, (ids[a], ids[b]), part=j, worker=w, nbytes=size
+            )
+            ids.append(self.add(task))
+            sizes.append(size)
+        return ids, sizes
+
+    def _products(self, si: int, stage: Stage) -> None:
+        parts_w = stage.placement.parts
+        expr = stage.expr
+        prod = self.producers[si]
+        for idx, (region, products) in self.specs[si].items():
+            size = block_nbytes(expr, idx)
+            ids = []
+            for k, (regions, refs) in enumerate(products):
+                deps, slots = self.deps_of(si, refs)
+                task = Task(
+                    TaskKind.PRODUCT,
+                    si,
+                    idx,
+                    region,
+                    deps,
+                    tuple(refs),
+                    part=k,
+                    regions=regions,
+                    worker=int(parts_w[(*idx, k)]),
+                    nbytes=size,
+                    slots=slots,
+                )
+                ids.append(self.add(task))
+            owner = self.worker(stage, idx)
+            part_ws = parts_w[idx].tolist()
+            steps = combine_schedule(part_ws, owner, self.host_of)
+            last_on = steps[-1][2] if steps else part_ws[0]
+            ids, _ = self._steps(si, idx, ids, [size] * len(ids), part_ws, owner)
+            if last_on == owner:  # the last part or step is the block, on its owner
+                prod[idx] = ids[-1]
+                continue
+            task = Task(
+                TaskKind.FINALIZE, si, idx, region, (ids[-1],), worker=owner, nbytes=size
+            )  # the sum moves to the block's owner
+            prod[idx] = self.add(task)
+
+    # -- siblings computed jointly --------------------------------------------
+    def _joint_sets(self) -> dict[int, tuple[int, ...]]:
+        """Sibling sets this run computes jointly: every member wholly needed, none a tree."""
+        out: dict[int, tuple[int, ...]] = {}
+        for names in self.plan.siblings:
+            if not all(n in self.position for n in names):
+                continue
+            members = tuple(self.position[n] for n in names)
+            ok = all(
+                self.needed[m] is not None
+                and bool(self.needed[m].all())
+                and not _tree(self.stages[m])
+                and self.stages[m].kind in ("map", "reduce")
+                for m in members
+            )
+            kinds = {self.stages[m].kind for m in members}
+            if not ok or len(kinds) != 1:
+                continue
+            if kinds == {"map"} and any(self.reads[m].contraction_parts > 1 for m in members):
+                continue
+            lead = min(members)
+            for m in members:
+                out[m] = members
+            self.joint_inputs[lead] = tuple(
+                dict.fromkeys(i for m in members for i in self.inputs[m])
+            )
+        return out
+
+    def _joint(self, members: tuple[int, ...]) -> None:
+        lead = min(members)
+        space = {s: k for k, s in enumerate(self.joint_inputs[lead])}
+        first = self.stages[members[0]]
+        if first.kind == "map":
+            for k, m in enumerate(members):
+                self.slot_of[m] = k  # readers take each sibling's block out of the joint value
+            for idx in self.specs[members[0]]:
+                refs: dict[BlockRef, None] = {}
+                for m in members:
+                    ins = self.inputs[m]
+                    refs.update(dict.fromkeys((space[ins[p]], b) for p, b in self.specs[m][idx][1]))
+                task = self._joint_task(lead, members, idx, self.specs[members[0]][idx][0], refs)
+                tid = self.add(task)
+                for m in members:
+                    self.producers[m][idx] = tid
+            return
+        # reductions: one joint task per body block, then each sibling finalizes its blocks
+        partial_ids: dict[Index, list[int]] = {}
+        for idx, parts in self.specs[members[0]].items():
+            ids = []
+            for k, (_, region, _) in enumerate(parts):
+                refs = {}
+                for m in members:
+                    ins = self.inputs[m]
+                    refs.update(
+                        dict.fromkeys((space[ins[p]], b) for p, b in self.specs[m][idx][k][2])
+                    )
+                task = self._joint_task(lead, members, idx, region, refs, part=k)
+                ids.append(self.add(task))
+            partial_ids[idx] = ids
+        for slot, m in enumerate(members):
+            stage = self.stages[m]
+            for idx, ids in partial_ids.items():
+                task = Task(
+                    TaskKind.FINALIZE,
+                    m,
+                    idx,
+                    _block_region(stage, idx),
+                    tuple(ids),
+                    slots=(slot,) * len(ids),
+                    nbytes=block_nbytes(stage.expr, idx),
+                )
+                self.producers[m][idx] = self.add(task)
+
+    def _joint_task(
+        self,
+        lead: int,
+        members: tuple[int, ...],
+        idx: Index,
+        region: tuple,
+        refs: dict[BlockRef, None],
+        part: int = -1,
+    ) -> Task:
+        inputs = tuple(refs)
+        ins = self.joint_inputs[lead]
+        deps = tuple(int(self.producers[ins[p]][b]) for p, b in inputs)
+        slots = tuple(self.slot_of.get(ins[p], -1) for p, _ in inputs)
+        if all(s < 0 for s in slots):
+            slots = None
+        return Task(
+            TaskKind.JOINT,
+            lead,
+            idx,
+            region,
+            deps,
+            inputs,
+            part=part,
+            slots=slots,
+            members=members,
+        )
+
+
+def _block_region(stage: Stage, idx: Index) -> tuple:
+    return block_slices(stage.expr.chunks, idx)
+
+
+def _true_indices(need: np.ndarray) -> list[Index]:
+    return [tuple(int(i) for i in idx) for idx in np.argwhere(need)]
+
+
+def lower(plan: Plan, outputs: Sequence[str] | None = None, *, joint: bool = False) -> TaskGraph:
+    """The task graph that computes every block of ``outputs`` (default: the plan's).
+
+    ``joint``: compute sibling sets with ``JOINT`` tasks (for executors
+    with joint kernels). Blocks no output needs get no task.
+    """
+    outs = tuple(outputs) if outputs is not None else plan.outputs
+    low = _Lowering(plan, outs, joint)
+    low.backward()
+    low.forward()
+    return TaskGraph(
+        plan=plan,
+        stages=low.stages,
+        tasks=low.tasks,
+        producers=low.producers,
+        outputs=low.outputs,
+        slot_of=low.slot_of,
+        joint_inputs=low.joint_inputs,
+        regions_computed=sum(r.regions_computed for r in low.reads),
+    )

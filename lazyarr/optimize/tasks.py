@@ -1,0 +1,186 @@
+"""Typed block tasks: what the lowering of a plan hands every executor.
+
+A :class:`TaskGraph` lists :class:`Task` objects in an order where every
+task comes after the tasks it reads (task ids are list positions), plus,
+per stage, which task produces each block. Executors only *run* it: the
+numba executor on its threads, the dask executor as one Dask graph, the
+numpy executor one task after another. The per-kind computation of a task
+lives with the executors (``executors/blockwork.py``), the kernels with
+``kernels``; nothing here runs anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from lazyarr.graph.expr import Region
+from lazyarr.optimize.plan import Plan, Stage
+
+__all__ = ["Task", "TaskGraph", "TaskKind"]
+
+
+class TaskKind(enum.IntEnum):
+    """What a task computes."""
+
+    SOURCE = 0
+    """A block of a source stage, from its region alone (generated, read, or a slice)."""
+    BLOCK = 1
+    """A whole block of a map stage, from the input blocks it reads."""
+    PARTIAL = 2
+    """The partial state of a reduction over one block of its body."""
+    PRODUCT = 3
+    """A contraction's partial product over one range of its summed axes."""
+    COMBINE = 4
+    """Two partial states (or partial products) into one."""
+    FINALIZE = 5
+    """One or more partial states (products) combined, as the block (a reduction finalized)."""
+    JOINT = 6
+    """One block (map) or one body block's partials (reduce) of several sibling stages."""
+
+
+class Task:
+    """One unit of work: a block, a partial, a product, a combine step.
+
+    ``deps`` are the ids of the tasks whose values it reads, in order;
+    ``slots`` (None for most tasks) picks value ``slots[k]`` out of a joint
+    task's tuple for dependency ``k`` (-1: the whole value). Tasks that read
+    input blocks (``SOURCE`` reads none) name them in ``inputs``, aligned
+    with ``deps``: ``(input position, block index)`` of the stage's inputs
+    (for ``JOINT`` tasks, positions in :attr:`TaskGraph.joint_inputs`).
+    ``region`` is what the task computes: the output block's region, or the
+    body block's for a reduction partial. ``regions``: a partial product's
+    region of each contraction input. ``worker``: the planned worker (-1:
+    any). ``nbytes``: the estimated size of its value.
+    """
+
+    __slots__ = (
+        "deps",
+        "index",
+        "inputs",
+        "kind",
+        "members",
+        "nbytes",
+        "part",
+        "region",
+        "regions",
+        "slots",
+        "stage",
+        "worker",
+    )
+
+    def __init__(
+        self,
+        kind: TaskKind,
+        stage: int,
+        index: tuple[int, ...],
+        region: Region,
+        deps: tuple[int, ...] = (),
+        inputs: tuple[tuple[int, tuple[int, ...]], ...] | None = None,
+        *,
+        part: int = -1,
+        regions: tuple[Region, ...] | None = None,
+        worker: int = -1,
+        nbytes: int = 0,
+        slots: tuple[int, ...] | None = None,
+        members: tuple[int, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.stage = stage
+        self.index = index
+        self.region = region
+        self.deps = deps
+        self.inputs = inputs
+        self.part = part
+        self.regions = regions
+        self.worker = worker
+        self.nbytes = nbytes
+        self.slots = slots
+        self.members = members
+
+    def __getstate__(self) -> tuple:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, state: tuple) -> None:
+        for k, v in zip(self.__slots__, state):
+            setattr(self, k, v)
+
+    def __repr__(self) -> str:
+        part = "" if self.part < 0 else f" part {self.part}"
+        return (
+            f"Task({self.kind.name}, stage {self.stage}, block {self.index}{part}, "
+            f"{len(self.deps)} deps, worker {self.worker})"
+        )
+
+
+@dataclasses.dataclass
+class TaskGraph:
+    """The tasks of one plan, in dependency order, and who produces each block.
+
+    ``producers[s]`` is an int64 array shaped like stage ``s``'s block grid:
+    the id of the task whose value is that block, -1 for blocks no output
+    needs (culled). A stage computed jointly with siblings has its blocks in
+    slot ``slot_of[s]`` of its joint tasks' values.
+    """
+
+    plan: Plan
+    stages: tuple[Stage, ...]
+    tasks: list[Task]
+    producers: list[np.ndarray]
+    outputs: tuple[int, ...]
+    slot_of: dict[int, int] = dataclasses.field(default_factory=dict)
+    joint_inputs: dict[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    """For a joint task's leading stage: the input stages its positions refer to."""
+    regions_computed: int = 0
+    """Regions the lowering derived (a structural measure of its cost; linear in blocks)."""
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def position(self) -> dict[str, int]:
+        return {s.name: i for i, s in enumerate(self.stages)}
+
+    @property
+    def nblocks(self) -> int:
+        """Blocks the run computes (culled blocks excluded)."""
+        return int(sum(int((p >= 0).sum()) for p in self.producers))
+
+    def block(self, stage: int, index: tuple[int, ...]) -> tuple[int, int]:
+        """``(task id, slot)`` of the value of block ``index`` of stage ``stage``."""
+        return int(self.producers[stage][index]), self.slot_of.get(stage, -1)
+
+    def blocks_of(self, stage: int) -> Iterator[tuple[tuple[int, ...], int]]:
+        """``(block index, task id)`` of every computed block of a stage, in C order."""
+        prod = self.producers[stage]
+        for index in np.ndindex(*prod.shape):
+            tid = int(prod[index])
+            if tid >= 0:
+                yield index, tid
+
+    def reader_counts(self) -> np.ndarray:
+        """For each task, how many dependency entries of other tasks name it."""
+        counts = np.zeros(len(self.tasks), dtype=np.int64)
+        flat = [d for t in self.tasks for d in t.deps]
+        if flat:
+            np.add.at(counts, np.asarray(flat, dtype=np.int64), 1)
+        return counts
+
+    def kinds(self) -> dict[str, int]:
+        """Task counts per kind (for statistics and structural tests)."""
+        out: dict[str, int] = {}
+        for t in self.tasks:
+            out[t.kind.name] = out.get(t.kind.name, 0) + 1
+        return out
+
+    def stage_tasks(self, names: Sequence[str] | None = None) -> dict[str, int]:
+        """Task counts per stage name."""
+        out: dict[str, int] = {}
+        for t in self.tasks:
+            name = self.stages[t.stage].name
+            if names is None or name in names:
+                out[name] = out.get(name, 0) + 1
+        return out
