@@ -115,9 +115,11 @@ def _cacheable(plan: Plan) -> bool:
 
 def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None) -> PassContext:
     """The passes' context: the executor's facts (``extra``) and the settings passes follow."""
+    supports = getattr(registry.get(executor), "supports", None)
     return PassContext(
         executor=executor,
         check=check,
+        supports=supports,
         blocks_per_worker=int(config.get("placement.blocks-per-worker")),
         reblock_min_bytes=config.parse_bytes(config.get("placement.reblock-min-bytes")),
         chunk_size=config.parse_bytes(config.get("array.chunk-size")),

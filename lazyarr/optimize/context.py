@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+
+from lazyarr.graph.expr import Expr
 
 __all__ = ["PassContext"]
 
@@ -32,3 +35,7 @@ class PassContext:
     """``array.chunk-size``: no block the reblock pass chooses is bigger."""
     check: bool = False
     """Run the invariant checker after every pass."""
+    supports: Callable[[Expr], bool] | None = None
+    """Whether the executor's kernels compile an op (None: all ops run alike). The ``fuse``
+    pass keeps ops it compiles and ops it cannot out of one group: such a group would run
+    entirely on the slower NumPy kernels."""

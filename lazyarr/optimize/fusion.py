@@ -26,6 +26,8 @@ Reductions, sorts, rechunks, array indexing and sources never join.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lazyarr.graph.blockrules import n_contraction_parts
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
@@ -84,7 +86,11 @@ def may_root(e: Expr) -> bool:
 
 
 def can_join(
-    producer: Expr, reader: Expr, operand_group: bool = False, root: Expr | None = None
+    producer: Expr,
+    reader: Expr,
+    operand_group: bool = False,
+    root: Expr | None = None,
+    supports: Callable[[Expr], bool] | None = None,
 ) -> tuple[bool, str]:
     """Whether ``producer`` can be computed inside ``reader``'s stage, and why not.
 
@@ -92,6 +98,10 @@ def can_join(
     (the reader is the contraction or one of its operand members).
     ``root``: the root of the reader's group (None: the reader itself); a
     contraction joins only groups whose root is elementwise (an epilogue).
+    ``supports``: whether the executor's kernels compile an op; an
+    elementwise producer joins a group only when both are compiled or both
+    are not (a group with one op the kernels cannot compile runs wholly on
+    NumPy).
     """
     if operand_group:
         if is_operand_op(producer):
@@ -105,6 +115,15 @@ def can_join(
             return False, f"{producer.op.label()} sums over split axes (a tree of partial products)"
     elif not is_group_op(producer):
         return False, f"{producer.op.label()} is not elementwise"
+    elif supports is not None:
+        group_root = reader if root is None else root
+        mine, theirs = supports(producer), supports(group_root)
+        if mine != theirs:
+            compiled, other = (producer, group_root) if mine else (group_root, producer)
+            return False, (
+                f"the kernels compile {compiled.op.label()} but not {other.op.label()} "
+                "(together they would run on NumPy)"
+            )
     if isinstance(reader.op, Reduce):
         return True, ""
     if not isinstance(reader.op, Elementwise):

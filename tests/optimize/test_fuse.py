@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lazyarr as la
+from lazyarr import api
 from lazyarr.graph import build
 from lazyarr.graph.ops import elementwise, from_array, reduce
 from lazyarr.optimize.check import check_plan
@@ -200,3 +201,27 @@ def test_a_contraction_read_twice_is_stored_and_the_note_says_why():
     assert plan.notes["fuse"][mm] == "not fused: 2 consumers, and a matmul is never computed twice"
     assert recompute_or_store(z._expr, 2) == (False, float("inf"))
     assert_eq(la.exp(z) + la.sin(z), np.exp(a @ np.ones(4)) + np.sin(a @ np.ones(4)))
+
+
+def test_ops_the_kernels_cannot_compile_stay_out_of_compiled_groups():
+    """``raise_where`` (in ``average`` with weights) has no Numba emitter: a group holding it
+    would run wholly on NumPy, so on numba it is a stage of its own, with the reason."""
+    x = la.asarray(np.arange(20.0) + 1, chunks=5)
+    w = la.asarray(np.arange(20.0) % 3, chunks=5)
+    y = la.average(x, weights=w)
+    on_numba = api.make_plan([y._expr], "numba", api.passes_for(None, None))
+    from lazyarr.kernels.numba_set import NumbaKernels
+
+    for s in on_numba.stages.values():
+        compiled = {NumbaKernels.supports(m) for m in s.members if s.kind != "source"}
+        assert len(compiled) <= 1, [m.op.label() for m in s.members]
+    alone = [s for s in on_numba.stages.values() if s.expr.op.label() == "raise_where"]
+    assert len(alone) == 1 and len(alone[0].members) == 1
+    notes = on_numba.notes["fuse"].values()
+    assert any("but not raise_where" in n for n in notes)
+    # the reference executor compiles nothing: the same ops fuse there
+    on_numpy = api.make_plan([y._expr], "numpy", api.passes_for(None, None))
+    assert len(on_numpy.stages) < len(on_numba.stages)
+    want = np.average(np.arange(20.0) + 1, weights=np.arange(20.0) % 3)
+    for ex in ("numpy", "numba"):
+        np.testing.assert_allclose(y.compute(executor=ex), want)

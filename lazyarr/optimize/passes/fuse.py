@@ -29,7 +29,9 @@ def _folds_operands(plan: Plan, s: Stage) -> bool:
     return any(i not in outputs and is_operand_op(plan.stages[i].expr) for i in s.inputs)
 
 
-def _refusal(plan: Plan, name: str, groups: dict[str, set[str]]) -> str | None:
+def _refusal(
+    plan: Plan, name: str, groups: dict[str, set[str]], ctx: PassContext
+) -> str | None:
     """Why stage ``name`` cannot join its readers' groups (None: it can)."""
     s = plan.stages[name]
     if is_contraction(s.expr) and _folds_operands(plan, s):
@@ -44,13 +46,14 @@ def _refusal(plan: Plan, name: str, groups: dict[str, set[str]]) -> str | None:
         if not own_stage and operand and not is_operand_op(reader.expr):
             return f"not fused: its reader {reader.expr.op.label()} is not fusible"
         for root in sorted(roots):
-            ok, reason = can_join(s.expr, reader.expr, operand, plan.stages[root].expr)
+            root_expr = plan.stages[root].expr
+            ok, reason = can_join(s.expr, reader.expr, operand, root_expr, ctx.supports)
             if not ok:
                 return f"not fused: {reason}"
     return None
 
 
-def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
+def _groups(plan: Plan, ctx: PassContext) -> tuple[dict[str, set[str]], dict[str, str]]:
     """For each stage, the group roots it is computed in; and a reason per stage."""
     groups: dict[str, set[str]] = {}
     later: dict[str, list[str]] = {}  # root -> members decided so far, reverse order
@@ -66,7 +69,7 @@ def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
             groups[name], why[name] = {name}, "not fused: a requested output is stored"
             later[name] = [name]
             continue
-        refusal = _refusal(plan, name, groups)
+        refusal = _refusal(plan, name, groups, ctx)
         if refusal is not None:
             groups[name], why[name] = {name}, refusal
             later[name] = [name]
@@ -107,7 +110,7 @@ def _groups(plan: Plan) -> tuple[dict[str, set[str]], dict[str, str]]:
 
 
 def run(plan: Plan, ctx: PassContext) -> Plan:
-    groups, why = _groups(plan)
+    groups, why = _groups(plan, ctx)
     members: dict[str, list[str]] = {}
     for name in plan.stages:  # topological order: members come out in dependency order
         for root in groups[name]:
