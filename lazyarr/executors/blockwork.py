@@ -9,18 +9,19 @@ executors differ only in where tasks run and which kernel set they use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.expr import Region
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.kernels.blocks import assemble, tree_combine
 from lazyarr.kernels.sets import GetRegion, KernelSet
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task, TaskKind
 
-__all__ = ["StageCode", "gather", "gather_owned", "getter", "run_task"]
+__all__ = ["StageCode", "direct_readers", "gather", "gather_owned", "getter", "run_task"]
 
 Blocks = dict[tuple[int, ...], np.ndarray]
 
@@ -47,15 +48,55 @@ def gather_owned(numblocks: tuple[int, ...], blocks: Blocks) -> np.ndarray:
     return arr
 
 
+Direct = Callable[[Region], np.ndarray]
+"""Reads a region of an input in place (an in-memory source no task makes blocks of)."""
+
+
+def direct_readers(input_exprs: Sequence[Expr]) -> list[Direct | None]:
+    """Per input: how to cut a region from it in place, or None (its blocks come from tasks).
+
+    In-memory sources (``lower(..., in_place=True)``): a user's array is
+    sliced (a view), locally persisted blocks are assembled.
+    """
+    out: list[Direct | None] = []
+    for e in input_exprs:
+        op = e.op
+        if isinstance(op, FromArray):
+            array = op.data.array
+            out.append(lambda r, a=array: a[(*r, Ellipsis)])
+        elif isinstance(op, FromBlocks) and op.store.executor in ("numpy", "numba"):
+            blocks = op.store.blocks
+            out.append(lambda r, c=e.chunks, b=blocks: assemble(c, r, b.__getitem__))
+        else:
+            out.append(None)
+    return out
+
+
 class StageCode:
-    """A stage's kernels from one kernel set, each looked up (compiled) on first use."""
+    """A stage's kernels from one kernel set, each looked up (compiled) on first use.
 
-    __slots__ = ("_map", "_partial", "_product", "_reduction", "_source", "kernels", "stage")
+    ``in_place``: the stage's in-memory inputs are read in place (the
+    lowering made no tasks for them); :attr:`direct` says how, per input.
+    """
 
-    def __init__(self, stage: Stage, kernels: KernelSet) -> None:
+    __slots__ = (
+        "_map",
+        "_partial",
+        "_product",
+        "_reduction",
+        "_source",
+        "chunks",
+        "direct",
+        "kernels",
+        "stage",
+    )
+
+    def __init__(self, stage: Stage, kernels: KernelSet, in_place: bool = False) -> None:
         self.stage = stage
         self.kernels = kernels
         self._source = self._map = self._partial = self._product = self._reduction = None
+        self.chunks = [e.chunks for e in stage.input_exprs]
+        self.direct = direct_readers(stage.input_exprs) if in_place else None
 
     @property
     def source(self) -> Any:
@@ -92,15 +133,21 @@ def getter(
     chunks: Sequence[tuple[tuple[int, ...], ...]],
     inputs: Sequence[tuple[int, tuple[int, ...]]],
     values: Sequence[Any],
+    direct: Sequence[Direct | None] | None = None,
 ) -> GetRegion:
     """``get(position, region)`` over the input blocks a task was given.
 
     ``chunks``: each input position's chunks; ``inputs``: ``(position,
-    block index)`` of each value. A region inside one block is a view of it.
+    block index)`` of each value; ``direct``: inputs read in place. A region
+    inside one block is a view of it.
     """
     blocks: dict[tuple[int, tuple[int, ...]], np.ndarray] = dict(zip(inputs, values))
 
     def get(pos: int, region: Region) -> np.ndarray:
+        if direct is not None:
+            cut = direct[pos]
+            if cut is not None:
+                return cut(region)
         return assemble(chunks[pos], region, lambda b: blocks[(pos, b)])
 
     return get
@@ -126,16 +173,16 @@ def run_task(
     if kind == TaskKind.SOURCE:
         return code.source(task.region)
     if kind == TaskKind.BLOCK:
-        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        get = getter(code.chunks, task.inputs, values, code.direct)
         fn = code.map
         if out is not None and getattr(fn, "writes_into", False):
             return fn(task.region, get, out=out)
         return fn(task.region, get)
     if kind == TaskKind.PARTIAL:
-        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        get = getter(code.chunks, task.inputs, values, code.direct)
         return code.partial(task.region, get)
     if kind == TaskKind.PRODUCT:
-        get = getter([e.chunks for e in stage.input_exprs], task.inputs, values)
+        get = getter(code.chunks, task.inputs, values, code.direct)
         return code.product(task.region, task.regions, get)
     if kind == TaskKind.COMBINE:
         a, b = values

@@ -43,7 +43,7 @@ from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
 from .base import NullProgress, Progress, RunStats
-from .blockwork import StageCode, getter, run_task
+from .blockwork import StageCode, direct_readers, getter, run_task
 from .numpy import NumpyExecutor
 from .taskpool import run_graph
 
@@ -66,6 +66,9 @@ def options_from_config() -> Options:
 
 # Plans whose arrays hold fewer bytes than this run in the calling thread.
 _INLINE_BYTES = 1 << 20
+# ... and plans whose tasks touch fewer bytes than this on average (about 20 us of
+# kernel time: less than the Python overhead of a task, during which the GIL is held).
+_THREAD_TASK_BYTES = 64 << 10
 
 
 def compile_threshold() -> int:
@@ -89,11 +92,12 @@ class _Joint:
         self.kind = stages[members[0]].kind
         space = graph.joint_inputs[lead]
         self.chunks = [stages[s].expr.chunks for s in space]
+        self.direct = direct_readers([stages[s].expr for s in space])
         where = {s: k for k, s in enumerate(space)}
         position = graph.position
         # each sibling's input positions, in the joint task's input space
         self.maps = [[where[position[n]] for n in stages[m].inputs] for m in members]
-        self.codes = [StageCode(stages[m], kernels) for m in members]
+        self.codes = [StageCode(stages[m], kernels, in_place=True) for m in members]
         found = kernels.joint([stages[m] for m in members])
         self.fn = None
         if found is not None:
@@ -103,7 +107,7 @@ class _Joint:
             self.order = [order.index(stages[m].name) for m in members]
 
     def run(self, task: Task, values: Sequence[Any], outs: Sequence[np.ndarray | None]) -> tuple:
-        get = getter(self.chunks, task.inputs, values)
+        get = getter(self.chunks, task.inputs, values, self.direct)
         region = task.region
         if self.fn is not None:
             kpos = self.kernel_pos
@@ -141,9 +145,9 @@ class _Run:
 
     def __init__(self, plan: Plan, outputs: Sequence[str], into: dict[str, np.ndarray]) -> None:
         self.kernels = NumbaKernels(options_from_config(), compile_threshold())
-        self.graph = lower(plan, outputs, joint=NumbaExecutor.joint)
+        self.graph = lower(plan, outputs, joint=NumbaExecutor.joint, in_place=True)
         graph = self.graph
-        self.codes = [StageCode(s, self.kernels) for s in graph.stages]
+        self.codes = [StageCode(s, self.kernels, in_place=True) for s in graph.stages]
         self.joints: dict[int, _Joint] = {}
         for task in graph.tasks:
             if task.kind == TaskKind.JOINT and task.stage not in self.joints:
@@ -304,8 +308,11 @@ class NumbaExecutor:
         for o in graph.outputs:
             keep.update(int(t) for t in graph.producers[o].ravel() if t >= 0)
         threads = min(_threads(), max(n, 1))
-        if sum(s.expr.nbytes for s in graph.stages) < _INLINE_BYTES:
-            threads = 1  # tiny data: thread hand-offs would cost more than they save
+        touched = sum(s.expr.nbytes + sum(e.nbytes for e in s.input_exprs) for s in graph.stages)
+        if touched < _INLINE_BYTES or touched < _THREAD_TASK_BYTES * n:
+            # tiny data, or tiny tasks: a kernel runs for less time than the Python around
+            # it, which holds the GIL, so a second thread only adds contention
+            threads = 1
         stats.extra["threads"] = threads
         live = sum(a.nbytes for a in into.values())
         pool = self._acquire_pool(threads) if threads > 1 else None

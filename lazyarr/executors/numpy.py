@@ -59,9 +59,9 @@ class NumpyExecutor:
         progress = progress or NullProgress()
         stats = RunStats(self.name)
         t_start = time.perf_counter()
-        graph = lower(plan, outputs)
+        graph = lower(plan, outputs, in_place=True)
         kernels = ReferenceKernels()
-        codes = [StageCode(s, kernels) for s in graph.stages]
+        codes = [StageCode(s, kernels, in_place=True) for s in graph.stages]
         tasks = graph.tasks
         remaining = graph.reader_counts().tolist()
         is_block = [False] * len(tasks)

@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "Chunks",
+    "Grid",
     "auto_chunks",
     "block_index_iter",
     "block_slices",
@@ -202,3 +203,36 @@ def blocks_in_range(blocks: tuple[int, ...], start: int, stop: int) -> range:
 def block_index_iter(numblocks: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """All block indices of a grid in C order."""
     return product(*(range(n) for n in numblocks))
+
+
+class Grid:
+    """One chunking's per-axis block slices and sizes, made once (work: blocks per axis).
+
+    ``region(index)`` is then a tuple lookup per axis, whatever the number
+    of blocks; :meth:`block_sizes` gives every block's element count at once.
+    """
+
+    __slots__ = ("chunks", "numblocks", "slices")
+
+    def __init__(self, chunks: Chunks) -> None:
+        self.chunks = chunks
+        self.numblocks = tuple(len(c) for c in chunks)
+        self.slices = []
+        for blocks in chunks:
+            o = offsets(blocks)
+            self.slices.append(tuple(slice(o[i], o[i + 1]) for i in range(len(blocks))))
+
+    def region(self, index: Sequence[int]) -> tuple[slice, ...]:
+        """The global slices of block ``index``."""
+        return tuple([s[i] for s, i in zip(self.slices, index)])
+
+    def block_sizes(self, axes: Sequence[int] | None = None) -> np.ndarray:
+        """Element count of every block (int64, shaped like the grid); only ``axes`` count."""
+        out = np.ones(self.numblocks, dtype=np.int64)
+        for ax, blocks in enumerate(self.chunks):
+            if axes is not None and ax not in axes:
+                continue
+            shape = [1] * len(self.chunks)
+            shape[ax] = len(blocks)
+            out = out * np.asarray(blocks, dtype=np.int64).reshape(shape)
+        return out

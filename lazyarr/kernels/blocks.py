@@ -7,6 +7,7 @@ of its input (no copy when the region is exactly one block);
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Any, TypeVar
@@ -39,6 +40,18 @@ def blocks_for_region(
     return out
 
 
+def _whole_block(chunks: Chunks, region: Sequence[slice]) -> tuple[int, ...] | None:
+    """The index of the block ``region`` covers exactly, or None (O(log blocks) per axis)."""
+    index = []
+    for blocks, s in zip(chunks, region):
+        o = offsets(blocks)
+        b = bisect.bisect_right(o, s.start) - 1
+        if b >= len(blocks) or o[b] != s.start or o[b + 1] != s.stop or s.stop <= s.start:
+            return None
+        index.append(b)
+    return tuple(index)
+
+
 def assemble(
     chunks: Chunks, region: Sequence[slice], get_block: Callable[[tuple[int, ...]], np.ndarray]
 ) -> np.ndarray:
@@ -48,6 +61,9 @@ def assemble(
         if all(s.start == 0 and s.stop == c[0] for s, c in zip(region, chunks)):
             return block
         return block[tuple(region)]
+    whole = _whole_block(chunks, region)  # the common case: a region is one input block
+    if whole is not None:
+        return get_block(whole)
     parts = blocks_for_region(chunks, region)
     if len(parts) == 1:
         index, local = parts[0]

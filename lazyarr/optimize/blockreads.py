@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 
+import numpy as np
+
 from lazyarr.graph.blockrules import (
     Read,
     group_reads,
@@ -24,7 +26,7 @@ from lazyarr.graph.blockrules import (
     reduce_block_inputs,
     region_parts,
 )
-from lazyarr.graph.chunks import Chunks, block_slices, blocks_in_range
+from lazyarr.graph.chunks import Chunks, Grid, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
 from lazyarr.optimize.plan import Stage
@@ -61,6 +63,32 @@ def block_nbytes(expr: Expr, index: Sequence[int]) -> int:
 _STATE_FACTOR = {"var": 3, "std": 3}
 
 
+def _partial_itemsize(stage: Stage) -> int:
+    """Bytes per kept element of a reduction's partial state (an estimate, see below)."""
+    expr = stage.expr
+    op = expr.op
+    body = expr.inputs[0]
+    func = getattr(op, "func", "sum")
+    acc = getattr(op, "dtype", None)
+    if func in ("argmin", "argmax"):
+        return body.dtype.itemsize + 8
+    if func == "count_nonzero":
+        return 8
+    if func in ("mean", "nanmean", "var", "std"):
+        base = acc.itemsize if acc is not None else max(body.dtype.itemsize, 8)
+        if body.dtype.kind in "fc" and acc is None:
+            base = body.dtype.itemsize
+        return base * _STATE_FACTOR.get(func, 1) + (8 if func == "nanmean" else 0)
+    return acc.itemsize if acc is not None else expr.dtype.itemsize
+
+
+def _kept_axes(stage: Stage) -> list[int]:
+    op = stage.expr.op
+    if getattr(op, "flat", False):
+        return []
+    return [ax for ax in range(stage.expr.inputs[0].ndim) if ax not in op.axes]
+
+
 def partial_nbytes(stage: Stage, body_index: Sequence[int]) -> int:
     """Estimated bytes of the partial state a reduce stage keeps for one body block.
 
@@ -69,28 +97,96 @@ def partial_nbytes(stage: Stage, body_index: Sequence[int]) -> int:
     ``mean`` adds a count, ``var``/``std`` keep three arrays, ``argmin``/
     ``argmax`` a value and an index).
     """
-    expr = stage.expr
-    op = expr.op
-    body = expr.inputs[0]
-    func = getattr(op, "func", "sum")
+    body = stage.expr.inputs[0]
     n = 1
-    if not getattr(op, "flat", False):
-        for ax, (blocks, i) in enumerate(zip(body.chunks, body_index)):
-            if ax not in op.axes:
-                n *= blocks[i]
-    acc = getattr(op, "dtype", None)
-    if func in ("argmin", "argmax"):
-        item = body.dtype.itemsize + 8
-    elif func == "count_nonzero":
-        item = 8
-    elif func in ("mean", "nanmean", "var", "std"):
-        base = acc.itemsize if acc is not None else max(body.dtype.itemsize, 8)
-        if body.dtype.kind in "fc" and acc is None:
-            base = body.dtype.itemsize
-        item = base * _STATE_FACTOR.get(func, 1) + (8 if func == "nanmean" else 0)
-    else:
-        item = acc.itemsize if acc is not None else expr.dtype.itemsize
-    return n * item
+    for ax in _kept_axes(stage):
+        n *= body.chunks[ax][body_index[ax]]
+    return n * _partial_itemsize(stage)
+
+
+# How one input axis of an elementwise read follows the block grid (see ``_Projection``).
+_SAME, _FIXED, _ONE, _MANY = range(4)
+
+
+class _Projection:
+    """Elementwise reads as per-axis tables: block ``i`` of the grid reads these input blocks.
+
+    When every member is elementwise, an input's region is the block's
+    region broadcast into it, so each input axis depends on one grid axis
+    only: the input blocks along it are looked up per grid block once per
+    stage, and a block's reads are a tuple built from the tables (no
+    region arithmetic per block).
+    """
+
+    def __init__(
+        self, input_exprs: Sequence[Expr], positions: Sequence[int], shape: tuple, grid: Chunks
+    ) -> None:
+        self.specs = []
+        self.simple = True
+        self.work = 0
+        for pos in positions:
+            e = input_exprs[pos]
+            lead = len(shape) - e.ndim
+            axes = []
+            for j, n in enumerate(e.shape):
+                a = lead + j
+                mine = e.chunks[j]
+                if n == 1 and shape[a] != 1:
+                    fixed = tuple(blocks_in_range(mine, 0, 1))
+                    axes.append((_FIXED, a, fixed[0]) if len(fixed) == 1 else (_MANY, -1, fixed))
+                    continue
+                if mine == grid[a] and all(mine):
+                    axes.append((_SAME, a, None))
+                    continue
+                o = offsets(grid[a])
+                table = [tuple(blocks_in_range(mine, o[i], o[i + 1])) for i in range(len(grid[a]))]
+                self.work += len(table)
+                if all(len(t) == 1 for t in table):
+                    axes.append((_ONE, a, [t[0] for t in table]))
+                else:
+                    axes.append((_MANY, a, table))
+            self.simple = self.simple and all(m != _MANY for m, _, _ in axes)
+            self.specs.append((pos, axes))
+
+    def __call__(self, index: Sequence[int]) -> list[BlockRef]:
+        if self.simple:
+            return [
+                (
+                    pos,
+                    tuple(
+                        [
+                            index[a] if m == _SAME else (t if m == _FIXED else t[index[a]])
+                            for m, a, t in axes
+                        ]
+                    ),
+                )
+                for pos, axes in self.specs
+            ]
+        out: dict[BlockRef, None] = {}
+        for pos, axes in self.specs:
+            ranges = []
+            for m, a, t in axes:
+                if m == _SAME:
+                    ranges.append((index[a],))
+                elif m == _FIXED:
+                    ranges.append((t,))
+                elif m == _ONE:
+                    ranges.append((t[index[a]],))
+                else:
+                    ranges.append(t if a < 0 else t[index[a]])
+            for b in product(*ranges):
+                out[(pos, b)] = None
+        return list(out)
+
+
+def _read_positions(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> list[int]:
+    """The input positions a group's kernels read: all for one op, else each input's first."""
+    if len(members) <= 1:
+        return list(range(len(input_exprs)))
+    first: dict[str, int] = {}
+    for pos, e in enumerate(input_exprs):
+        first.setdefault(e.key, pos)
+    return sorted(first.values())
 
 
 class StageReads:
@@ -104,6 +200,9 @@ class StageReads:
 
     Each returns the region computed and the input blocks read, as
     ``(input position, block index)`` pairs, each once, in order of first use.
+    Elementwise reads (a group of elementwise members, a reduction of one)
+    come from per-axis tables (:class:`_Projection`); other ops derive each
+    block's regions from their rules.
     """
 
     def __init__(self, stage: Stage) -> None:
@@ -112,13 +211,26 @@ class StageReads:
         self.members = stage.members
         self.input_exprs = stage.input_exprs
         self.chunks = [e.chunks for e in stage.input_exprs]
-        self.body_members = stage.members[:-1] if stage.kind == "reduce" else ()
-        self.body = self.expr.inputs[0] if stage.kind == "reduce" else None
-        self.contraction_parts = (
-            n_contraction_parts(self.expr) if stage.kind == "map" else 1
-        )
+        self.grid = Grid(self.expr.chunks)
+        kind = stage.kind
+        self.body_members = stage.members[:-1] if kind == "reduce" else ()
+        self.body = self.expr.inputs[0] if kind == "reduce" else None
+        self.body_grid = Grid(self.body.chunks) if self.body is not None else None
+        self.contraction_parts = n_contraction_parts(self.expr) if kind == "map" else 1
         self.regions_computed = 0
-        """How many regions this object derived (tests check it grows linearly with blocks)."""
+        """Regions this object derived (tests check it grows linearly with blocks)."""
+        self._projection: _Projection | None = None
+        group = self.body_members if kind == "reduce" else self.members
+        if kind in ("map", "reduce") and is_elementwise_group(group):
+            grid = self.body_grid if kind == "reduce" else self.grid
+            shape = self.body.shape if kind == "reduce" else self.expr.shape
+            positions = [0] if kind == "reduce" and not group else _read_positions(
+                group, self.input_exprs
+            )
+            self._projection = _Projection(self.input_exprs, positions, shape, grid.chunks)
+            self.regions_computed += self._projection.work
+        self._block_bytes: np.ndarray | None = None
+        self._partial_bytes: np.ndarray | None = None
 
     def blocks_of(self, reads: Sequence[Read]) -> list[BlockRef]:
         """The (input position, block index) pairs that ``reads`` touch, each once, in order."""
@@ -131,24 +243,27 @@ class StageReads:
 
     def block(self, index: Sequence[int]) -> tuple[Region, list[BlockRef]]:
         """Block ``index`` computed as one task: its region and the input blocks it reads."""
-        region = block_slices(self.expr.chunks, index)
-        if self.stage.kind == "source":
+        region = self.grid.region(index)
+        kind = self.stage.kind
+        if kind == "source":
             return region, []
-        if self.stage.kind == "reduce":
+        if kind == "reduce":
             refs: dict[BlockRef, None] = {}
             for bi in reduce_block_inputs(self.expr, index):
                 refs.update(dict.fromkeys(self.partial(bi)[1]))
             return region, list(refs)
         self.regions_computed += 1
+        if self._projection is not None:
+            return region, self._projection(index)
         return region, self.blocks_of(group_reads(self.members, self.input_exprs, region))
 
     def partial(self, body_index: Sequence[int]) -> tuple[Region, list[BlockRef]]:
         """The partial of one body block of a reduce stage: the body region and what it reads."""
-        assert self.body is not None, "partial() of a stage that is not a reduction"
-        region = block_slices(self.body.chunks, body_index)
+        assert self.body_grid is not None, "partial() of a stage that is not a reduction"
+        region = self.body_grid.region(body_index)
         self.regions_computed += 1
-        if not self.body_members:  # the body is the input itself
-            return region, self.blocks_of([(0, region)])
+        if self._projection is not None:
+            return region, self._projection(body_index)
         return region, self.blocks_of(group_reads(self.body_members, self.input_exprs, region))
 
     def parts(self, index: Sequence[int]) -> list[tuple[int, ...]]:
@@ -159,7 +274,7 @@ class StageReads:
         self, index: Sequence[int]
     ) -> tuple[Region, list[tuple[tuple[Region, ...], list[BlockRef]]]]:
         """A contraction block's region and, per partial product, its regions and blocks read."""
-        region = block_slices(self.expr.chunks, index)
+        region = self.grid.region(index)
         out = []
         for regions in region_parts(self.expr, region):
             self.regions_computed += 1
@@ -170,8 +285,16 @@ class StageReads:
             out.append((regions, self.blocks_of(reads)))
         return region, out
 
-    @property
-    def elementwise(self) -> bool:
-        """Every member is elementwise (reads follow the block grid, inputs broadcast)."""
-        members = self.body_members if self.stage.kind == "reduce" else self.members
-        return is_elementwise_group(members)
+    def block_nbytes(self, index: Sequence[int]) -> int:
+        """Bytes of output block ``index`` (sizes of all blocks computed once)."""
+        if self._block_bytes is None:
+            self._block_bytes = self.grid.block_sizes() * self.expr.dtype.itemsize
+        return int(self._block_bytes[tuple(index)])
+
+    def partial_nbytes(self, body_index: Sequence[int]) -> int:
+        """Estimated bytes of one body block's partial state (see :func:`partial_nbytes`)."""
+        if self._partial_bytes is None:
+            assert self.body_grid is not None
+            kept = self.body_grid.block_sizes(_kept_axes(self.stage))
+            self._partial_bytes = kept * _partial_itemsize(self.stage)
+        return int(self._partial_bytes[tuple(body_index)])

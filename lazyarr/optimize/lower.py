@@ -33,7 +33,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from lazyarr.graph.chunks import block_index_iter, block_slices
-from lazyarr.optimize.blockreads import BlockRef, StageReads, block_nbytes, partial_nbytes
+from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
 from lazyarr.optimize.placement.planner import combine_schedule
 from lazyarr.optimize.plan import Plan, Stage
@@ -51,13 +52,18 @@ def _tree(stage: Stage) -> bool:
 class _Lowering:
     """The state of one lowering: needed blocks, per-block reads, the tasks made so far."""
 
-    def __init__(self, plan: Plan, outputs: Sequence[str], joint: bool) -> None:
+    def __init__(self, plan: Plan, outputs: Sequence[str], joint: bool, in_place: bool) -> None:
         self.plan = plan
         self.stages = tuple(plan.stages.values())
         self.position = {s.name: i for i, s in enumerate(self.stages)}
         self.outputs = tuple(self.position[o] for o in outputs)
         self.inputs = [tuple(self.position[i] for i in s.inputs) for s in self.stages]
         self.reads = [StageReads(s) for s in self.stages]
+        # in-memory sources read in place: their readers cut them, no task makes their blocks
+        self.direct = [in_place and in_memory(s) for s in self.stages]
+        self.direct_pos = [
+            frozenset(p for p, src in enumerate(ins) if self.direct[src]) for ins in self.inputs
+        ]
         n = len(self.stages)
         self.needed: list[np.ndarray | None] = [None] * n
         self.specs: list[dict[Index, object]] = [{} for _ in range(n)]
@@ -69,7 +75,11 @@ class _Lowering:
         self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
 
     # -- backward: what each needed block reads ------------------------------
-    def mark(self, si: int, refs: Sequence[BlockRef]) -> None:
+    def mark(self, si: int, refs: list[BlockRef]) -> list[BlockRef]:
+        """Mark the input blocks ``refs`` needed; returns those that tasks make."""
+        direct = self.direct_pos[si]
+        if direct:
+            refs = [r for r in refs if r[0] not in direct]
         ins = self.inputs[si]
         needed = self.needed
         for pos, b in refs:
@@ -78,6 +88,7 @@ class _Lowering:
             if arr is None:
                 arr = needed[src] = np.zeros(self.stages[src].numblocks, dtype=bool)
             arr[b] = True
+        return refs
 
     def backward(self) -> None:
         for o in self.outputs:
@@ -98,20 +109,17 @@ class _Lowering:
                     parts = []
                     for bi in reads.parts(idx):
                         region, refs = reads.partial(bi)
-                        self.mark(si, refs)
-                        parts.append((bi, region, refs))
+                        parts.append((bi, region, self.mark(si, refs)))
                     spec[idx] = parts
             elif _tree(stage) and reads.contraction_parts > 1:
                 for idx in indices:
                     region, products = reads.products(idx)
-                    for _, refs in products:
-                        self.mark(si, refs)
+                    products = [(regions, self.mark(si, refs)) for regions, refs in products]
                     spec[idx] = (region, products)
             else:
                 for idx in indices:
                     region, refs = reads.block(idx)
-                    self.mark(si, refs)
-                    spec[idx] = (region, refs)
+                    spec[idx] = (region, self.mark(si, refs))
 
     # -- forward: the tasks --------------------------------------------------
     def add(self, task: Task) -> int:
@@ -146,6 +154,8 @@ class _Lowering:
             if need is None or si in done:
                 continue
             members = joint_of.get(si)
+            if self.direct[si] and si not in self.outputs:
+                continue  # read in place by its readers
             if members is not None:
                 self._joint(members)
                 done.update(members)
@@ -159,23 +169,27 @@ class _Lowering:
                 self._blocks(si, stage)
 
     def _sources(self, si: int, stage: Stage, need: np.ndarray) -> None:
-        expr = stage.expr
+        reads = self.reads[si]
         prod = self.producers[si]
         everything = bool(need.all())
         indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
+        workers = None if stage.worker is None else stage.worker.tolist()
+        tasks = self.tasks
         for idx in indices:
+            w = -1 if workers is None else _at(workers, idx)
             task = Task(
                 TaskKind.SOURCE,
                 si,
                 idx,
-                block_slices(expr.chunks, idx),
-                worker=self.worker(stage, idx),
-                nbytes=block_nbytes(expr, idx),
+                reads.grid.region(idx),
+                worker=w,
+                nbytes=reads.block_nbytes(idx),
             )
-            prod[idx] = self.add(task)
+            tasks.append(task)
+            prod[idx] = len(tasks) - 1
 
     def _blocks(self, si: int, stage: Stage) -> None:
-        expr = stage.expr
+        reads = self.reads[si]
         prod = self.producers[si]
         for idx, (region, refs) in self.specs[si].items():
             deps, slots = self.deps_of(si, refs)
@@ -187,7 +201,7 @@ class _Lowering:
                 deps,
                 tuple(refs),
                 worker=self.worker(stage, idx),
-                nbytes=block_nbytes(expr, idx),
+                nbytes=reads.block_nbytes(idx),
                 slots=slots,
             )
             prod[idx] = self.add(task)
@@ -195,14 +209,14 @@ class _Lowering:
     def _reduce(self, si: int, stage: Stage) -> None:
         tree = _tree(stage)
         parts_w = stage.placement.parts if tree else None
-        expr = stage.expr
+        reads = self.reads[si]
         prod = self.producers[si]
         for idx, parts in self.specs[si].items():
             ids = []
             sizes = []
             for k, (bi, region, refs) in enumerate(parts):
                 deps, slots = self.deps_of(si, refs)
-                size = partial_nbytes(stage, bi)
+                size = reads.partial_nbytes(bi)
                 w = int(parts_w[(*idx, k)]) if tree else -1
                 ids.append(
                     self.add(
@@ -228,10 +242,10 @@ class _Lowering:
                 TaskKind.FINALIZE,
                 si,
                 idx,
-                block_slices(expr.chunks, idx),
+                reads.grid.region(idx),
                 tuple(ids) if not tree else (ids[-1],),
                 worker=owner,
-                nbytes=block_nbytes(expr, idx),
+                nbytes=reads.block_nbytes(idx),
             )
             prod[idx] = self.add(task)
 
@@ -251,10 +265,10 @@ class _Lowering:
 
     def _products(self, si: int, stage: Stage) -> None:
         parts_w = stage.placement.parts
-        expr = stage.expr
+        reads = self.reads[si]
         prod = self.producers[si]
         for idx, (region, products) in self.specs[si].items():
-            size = block_nbytes(expr, idx)
+            size = reads.block_nbytes(idx)
             ids = []
             for k, (regions, refs) in enumerate(products):
                 deps, slots = self.deps_of(si, refs)
@@ -354,7 +368,7 @@ class _Lowering:
                     _block_region(stage, idx),
                     tuple(ids),
                     slots=(slot,) * len(ids),
-                    nbytes=block_nbytes(stage.expr, idx),
+                    nbytes=self.reads[m].block_nbytes(idx),
                 )
                 self.producers[m][idx] = self.add(task)
 
@@ -390,18 +404,45 @@ def _block_region(stage: Stage, idx: Index) -> tuple:
     return block_slices(stage.expr.chunks, idx)
 
 
+def _at(nested: list, idx: Index) -> int:
+    """``nested[i][j]...`` for a block index (a per-block array as nested lists)."""
+    for i in idx:
+        nested = nested[i]
+    return nested  # type: ignore[return-value]
+
+
 def _true_indices(need: np.ndarray) -> list[Index]:
     return [tuple(int(i) for i in idx) for idx in np.argwhere(need)]
 
 
-def lower(plan: Plan, outputs: Sequence[str] | None = None, *, joint: bool = False) -> TaskGraph:
+def in_memory(stage: Stage) -> bool:
+    """A source whose blocks are slices of arrays in this process (user data, local persists)."""
+    op = stage.expr.op
+    return isinstance(op, FromArray) or (
+        isinstance(op, FromBlocks) and op.store.executor in _LOCAL_STORES
+    )
+
+
+_LOCAL_STORES = frozenset({"numpy", "numba"})
+
+
+def lower(
+    plan: Plan,
+    outputs: Sequence[str] | None = None,
+    *,
+    joint: bool = False,
+    in_place: bool = False,
+) -> TaskGraph:
     """The task graph that computes every block of ``outputs`` (default: the plan's).
 
     ``joint``: compute sibling sets with ``JOINT`` tasks (for executors
-    with joint kernels). Blocks no output needs get no task.
+    with joint kernels). ``in_place``: arrays in this process (user data,
+    locally persisted blocks) get no tasks; the tasks that read them cut
+    what they need themselves (:func:`in_memory`; for executors in this
+    process). Blocks no output needs get no task.
     """
     outs = tuple(outputs) if outputs is not None else plan.outputs
-    low = _Lowering(plan, outs, joint)
+    low = _Lowering(plan, outs, joint, in_place)
     low.backward()
     low.forward()
     return TaskGraph(
@@ -412,5 +453,6 @@ def lower(plan: Plan, outputs: Sequence[str] | None = None, *, joint: bool = Fal
         outputs=low.outputs,
         slot_of=low.slot_of,
         joint_inputs=low.joint_inputs,
+        in_place=tuple(i for i, d in enumerate(low.direct) if d),
         regions_computed=sum(r.regions_computed for r in low.reads),
     )

@@ -134,6 +134,8 @@ class TaskGraph:
     slot_of: dict[int, int] = dataclasses.field(default_factory=dict)
     joint_inputs: dict[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     """For a joint task's leading stage: the input stages its positions refer to."""
+    in_place: tuple[int, ...] = ()
+    """Stages read in place (in-memory sources): their blocks have no tasks."""
     regions_computed: int = 0
     """Regions the lowering derived (a structural measure of its cost; linear in blocks)."""
 
