@@ -185,8 +185,7 @@ def run_task(
         get = getter(code.chunks, task.inputs, values, code.direct)
         return code.product(task.region, task.regions, get)
     if kind == TaskKind.COMBINE:
-        a, b = values
-        return _combine(code, a, b)
+        return tree_combine(list(values), lambda a, b: _combine(code, a, b))
     if kind == TaskKind.FINALIZE:
         state = tree_combine(list(values), lambda a, b: _combine(code, a, b))
         if stage.kind == "reduce":

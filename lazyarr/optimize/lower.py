@@ -36,7 +36,7 @@ from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
-from lazyarr.optimize.placement.planner import combine_schedule
+from lazyarr.optimize.placement.planner import combine_schedule, fan_in
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
@@ -253,12 +253,13 @@ class _Lowering:
         self, si: int, idx: Index, ids: list[int], sizes: list[int], part_ws: list, owner: int
     ) -> tuple[list[int], list[int]]:
         """The planned combine steps of one block's parts; slots grow as in the schedule."""
-        region = _block_region(self.stages[si], idx)
-        for j, (a, b, w) in enumerate(combine_schedule(part_ws, owner, self.host_of)):
-            size = max(sizes[a], sizes[b])
-            task = Task(
-                TaskKind.COMBINE, si, idx, region, (ids[a], ids[b]), part=j, worker=w, nbytes=size
-            )
+        stage = self.stages[si]
+        region = _block_region(stage, idx)
+        steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage))
+        for j, (*ins, w) in enumerate(steps):
+            size = max(sizes[a] for a in ins)
+            deps = tuple(ids[a] for a in ins)
+            task = Task(TaskKind.COMBINE, si, idx, region, deps, part=j, worker=w, nbytes=size)
             ids.append(self.add(task))
             sizes.append(size)
         return ids, sizes
@@ -288,8 +289,8 @@ class _Lowering:
                 ids.append(self.add(task))
             owner = self.worker(stage, idx)
             part_ws = parts_w[idx].tolist()
-            steps = combine_schedule(part_ws, owner, self.host_of)
-            last_on = steps[-1][2] if steps else part_ws[0]
+            steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage))
+            last_on = steps[-1][-1] if steps else part_ws[0]
             ids, _ = self._steps(si, idx, ids, [size] * len(ids), part_ws, owner)
             if last_on == owner:  # the last part or step is the block, on its owner
                 prod[idx] = ids[-1]

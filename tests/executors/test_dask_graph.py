@@ -24,6 +24,7 @@ from lazyarr import api, config
 from lazyarr.executors import dask_stats, dask_tasks
 from lazyarr.executors.dask_graph import DaskGraph
 from lazyarr.optimize.placement import combine_schedule, host_ids
+from lazyarr.optimize.placement.planner import fan_in
 
 # -------------------------------------------------------------- DaskGraph alone
 
@@ -128,7 +129,8 @@ def _planned(plan, stage, index, part):
     if part[0] == "p":
         return parts[int(part[1:])]
     host_of = host_ids(plan.hosts, len(plan.workers))
-    return combine_schedule(parts, int(stage.worker[index]), host_of)[int(part[1:])][2]
+    steps = combine_schedule(parts, int(stage.worker[index]), host_of, fan_in(stage))
+    return steps[int(part[1:])][-1]
 
 
 def _placed_plan(dask_ex, y):

@@ -302,6 +302,14 @@ def test_combine_schedule_pairs_co_located_parts_first():
     assert combine_schedule([], owner=0) == []
 
 
+def test_combine_schedule_takes_co_located_parts_fan_in_at_a_time():
+    steps = combine_schedule([0] * 10 + [1] * 3, owner=0, fan_in=4)
+    # worker 0: 4 + 4 + 2 parts, then those three; worker 1: its three; then the pair
+    assert [len(s) - 1 for s in steps] == [4, 4, 2, 3, 3, 2]
+    assert [s[-1] for s in steps] == [0, 0, 0, 0, 1, 0]
+    assert steps[0][:-1] == (0, 1, 2, 3) and steps[-1][:-1] == (16, 17)
+
+
 def test_combine_schedule_prefers_same_host_pairs():
     host_of = [0, 0, 1, 1]
     steps = combine_schedule([2, 1, 3, 0], owner=0, host_of=host_of)

@@ -39,15 +39,33 @@ from lazyarr.optimize.blockreads import BlockRef, StageReads, block_nbytes, part
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
 from lazyarr.optimize.plan import Plan, Stage
 
-__all__ = ["LOCAL_COEFF", "WEIGHTS", "Planner", "StagePlacement", "combine_schedule"]
+__all__ = [
+    "LOCAL_COEFF",
+    "REDUCE_FAN_IN",
+    "WEIGHTS",
+    "Planner",
+    "StagePlacement",
+    "combine_schedule",
+    "fan_in",
+]
 
 LOCAL_COEFF = 0.1
 """Network cost of a same-host copy relative to a copy between hosts (NumS's default)."""
 WEIGHTS = (1.0, 1.0, 1.0)
 """Weights of max memory, max network in, max network out in the objective."""
 
-Step = tuple[int, int, int]
-"""A combine step ``(left slot, right slot, worker)``; its result is the next new slot."""
+Step = tuple[int, ...]
+"""A combine step ``(slot, slot, ..., worker)``: the slots it combines (two or more, in
+order) and the worker it runs on (last); its result is the next new slot."""
+
+REDUCE_FAN_IN = 16
+"""Reduction partials on one worker are combined this many at a time (small states: fewer,
+wider steps cost fewer tasks; dask.array's ``split_every`` plays the same part)."""
+
+
+def fan_in(stage: Stage) -> int:
+    """How many co-located parts one combine step of ``stage`` takes (products: two, big)."""
+    return REDUCE_FAN_IN if stage.kind == "reduce" else 2
 
 
 @dataclasses.dataclass
@@ -66,17 +84,21 @@ class StagePlacement:
 
 
 def combine_schedule(
-    part_workers: Sequence[int], owner: int, host_of: Sequence[int] | None = None
+    part_workers: Sequence[int],
+    owner: int,
+    host_of: Sequence[int] | None = None,
+    fan_in: int = 2,
 ) -> list[Step]:
-    """How the parts of one block are combined: ``[(left, right, worker), ...]``.
+    """How the parts of one block are combined: ``[(slot, slot, ..., worker), ...]``.
 
-    Slots ``0..n-1`` are the parts (in order); step ``j`` combines two slots
+    Slots ``0..n-1`` are the parts (in order); step ``j`` combines its slots
     on ``worker`` and its result is slot ``n + j``; the last slot is the
     block's value (slot 0 when there is one part). Parts on the same worker
-    are combined there first (no traffic); then one value per worker is
-    combined pairwise, the owner's first and same-host workers next to each
-    other, each step on the worker of its left operand. Deterministic: the
-    executors call this with the plan's part workers to run the same tree.
+    are combined there first, up to ``fan_in`` at a time (no traffic); then
+    one value per worker is combined pairwise, the owner's first and
+    same-host workers next to each other, each step on the worker of its
+    first operand. Deterministic: the planner and the lowering call this
+    with the plan's part workers to run the same tree.
     """
 
     def host(w: int) -> int:
@@ -89,22 +111,23 @@ def combine_schedule(
     where = [int(w) for w in part_workers]
     steps: list[Step] = []
 
-    def fold(slots: list[int]) -> int:
+    def fold(slots: list[int], width: int) -> int:
         level = slots
         while len(level) > 1:
             nxt = []
-            for i in range(0, len(level) - 1, 2):
-                a, b = level[i], level[i + 1]
-                steps.append((a, b, where[a]))
-                where.append(where[a])
+            for i in range(0, len(level), width):
+                chunk = level[i : i + width]
+                if len(chunk) == 1:
+                    nxt.append(chunk[0])
+                    continue
+                steps.append((*chunk, where[chunk[0]]))
+                where.append(where[chunk[0]])
                 nxt.append(len(where) - 1)
-            if len(level) % 2:
-                nxt.append(level[-1])
             level = nxt
         return level[0]
 
     if part_workers:
-        fold([fold(groups[w]) for w in order])
+        fold([fold(groups[w], max(2, fan_in)) for w in order], 2)
     return steps
 
 
@@ -263,12 +286,11 @@ class Planner:
                 parts[(*idx, k)] = w
                 slots.append(key)
                 sizes.append(size)
-            for j, (a, b, w) in enumerate(
-                combine_schedule(parts[idx].tolist(), owner, sim.host_of)
-            ):
+            steps = combine_schedule(parts[idx].tolist(), owner, sim.host_of, fan_in(stage))
+            for j, (*ins, w) in enumerate(steps):
                 key = (stage.name, idx, "sum", j)
-                size = max(sizes[a], sizes[b])
-                moved += sim.commit(SimOp((slots[a], slots[b]), key, size), w)
+                size = max(sizes[a] for a in ins)
+                moved += sim.commit(SimOp(tuple(slots[a] for a in ins), key, size), w)
                 slots.append(key)
                 sizes.append(size)
             out = (stage.name, idx)
