@@ -34,8 +34,6 @@ from lazyarr.optimize.plan import Stage
 __all__ = [
     "BlockRef",
     "StageReads",
-    "block_nbytes",
-    "partial_nbytes",
     "region_blocks",
 ]
 
@@ -50,14 +48,6 @@ def region_blocks(chunks: Chunks, region: Region) -> list[tuple[int, ...]]:
         return [(b,) for b in blocks_in_range(chunks[0], s.start, s.stop)]
     ranges = [blocks_in_range(c, s.start, s.stop) for c, s in zip(chunks, region)]
     return list(product(*ranges))
-
-
-def block_nbytes(expr: Expr, index: Sequence[int]) -> int:
-    """Bytes of block ``index`` of ``expr``: its element count times the itemsize."""
-    n = expr.dtype.itemsize
-    for blocks, i in zip(expr.chunks, index):
-        n *= blocks[i]
-    return n
 
 
 _STATE_FACTOR = {"var": 3, "std": 3}
@@ -87,21 +77,6 @@ def _kept_axes(stage: Stage) -> list[int]:
     if getattr(op, "flat", False):
         return []
     return [ax for ax in range(stage.expr.inputs[0].ndim) if ax not in op.axes]
-
-
-def partial_nbytes(stage: Stage, body_index: Sequence[int]) -> int:
-    """Estimated bytes of the partial state a reduce stage keeps for one body block.
-
-    The state has the body block's extent on kept axes and length one on the
-    reduced ones; its element size depends on the reduction (an estimate:
-    ``mean`` adds a count, ``var``/``std`` keep three arrays, ``argmin``/
-    ``argmax`` a value and an index).
-    """
-    body = stage.expr.inputs[0]
-    n = 1
-    for ax in _kept_axes(stage):
-        n *= body.chunks[ax][body_index[ax]]
-    return n * _partial_itemsize(stage)
 
 
 # How one input axis of an elementwise read follows the block grid (see ``_Projection``).
@@ -292,7 +267,13 @@ class StageReads:
         return int(self._block_bytes[tuple(index)])
 
     def partial_nbytes(self, body_index: Sequence[int]) -> int:
-        """Estimated bytes of one body block's partial state (see :func:`partial_nbytes`)."""
+        """Estimated bytes of one body block's partial state.
+
+        The state has the body block's extent on kept axes and length one on
+        the reduced ones; its element size depends on the reduction (an
+        estimate: ``mean`` adds a count, ``var``/``std`` keep three arrays,
+        ``argmin``/``argmax`` a value and an index).
+        """
         if self._partial_bytes is None:
             assert self.body_grid is not None
             kept = self.body_grid.block_sizes(_kept_axes(self.stage))

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
+from lazyarr.graph.chunks import Grid
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
@@ -192,10 +193,7 @@ def _peak_bytes(stage: Stage) -> int:
 
 def block_nbytes(expr: Expr) -> np.ndarray:
     """Bytes of every block of ``expr``, shaped like its block grid."""
-    sizes = np.ones((), dtype=np.int64)
-    for c in expr.chunks:
-        sizes = np.multiply.outer(sizes, np.asarray(c, dtype=np.int64))
-    return sizes * expr.dtype.itemsize
+    return Grid(expr.chunks).block_sizes() * expr.dtype.itemsize
 
 
 def _per_worker(stage: Stage) -> tuple[dict[int, int], dict[int, int], dict[int, int] | None]:

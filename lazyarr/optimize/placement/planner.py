@@ -35,7 +35,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from lazyarr.optimize.blockreads import BlockRef, StageReads, block_nbytes, partial_nbytes
+from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
 from lazyarr.optimize.plan import Plan, Stage
 
@@ -160,6 +160,14 @@ class Planner:
         self.owners = owners
         self.memory_limit = memory_limit
         self.sim = ClusterSim(n_workers, hosts, local_coeff, weights)
+        self._reads: dict[str, StageReads] = {}
+
+    def reads(self, stage: Stage) -> StageReads:
+        """The stage's block rules (made once per stage)."""
+        found = self._reads.get(stage.name)
+        if found is None:
+            found = self._reads[stage.name] = StageReads(stage)
+        return found
 
     # -- driver -------------------------------------------------------------
     def run(self) -> dict[str, StagePlacement]:
@@ -171,7 +179,7 @@ class Planner:
                 out[s.name] = self._sources(s)
         for s in stages:
             if s.kind == "map":
-                if StageReads(s).contraction_parts > 1:
+                if self.reads(s).contraction_parts > 1:
                     out[s.name] = self._contraction(s)
                 else:
                     out[s.name] = self._map(s, owner_only=False)
@@ -216,9 +224,10 @@ class Planner:
     def _sources(self, stage: Stage) -> StagePlacement:
         worker, est = self._empty(stage)
         owners = self.owners[stage.name]
+        reads = self.reads(stage)
         for idx in self._blocks(stage):
             w = int(owners[idx])
-            self.sim.place((stage.name, idx), block_nbytes(stage.expr, idx), w)
+            self.sim.place((stage.name, idx), reads.block_nbytes(idx), w)
             worker[idx] = w
         why = f"source: {_count(stage.nblocks, 'block')} on their layout owners"
         return StagePlacement("layout", worker, est, 0, why)
@@ -229,10 +238,10 @@ class Planner:
         start = self.sim.moves
         panel = 0
         off = 0
-        reads = StageReads(stage)
+        reads = self.reads(stage)
         for idx in self._blocks(stage):
             keys = self._keys(stage, reads.block(idx)[1])
-            op = SimOp(keys, (stage.name, idx), block_nbytes(stage.expr, idx))
+            op = SimOp(keys, (stage.name, idx), reads.block_nbytes(idx))
             owner = int(owners[idx])
             w = owner if owner_only else self._choose(op, owner)
             panel = max(panel, sum(self.sim.size[k] for k in set(keys)))
@@ -295,7 +304,8 @@ class Planner:
                 sizes.append(size)
             out = (stage.name, idx)
             if reduce:
-                moved += sim.commit(SimOp((slots[-1],), out, block_nbytes(stage.expr, idx)), owner)
+                size = self.reads(stage).block_nbytes(idx)
+                moved += sim.commit(SimOp((slots[-1],), out, size), owner)
             else:
                 moved += sim.move(slots[-1], owner)
                 sim.alias(slots[-1], out)
@@ -312,12 +322,12 @@ class Planner:
 
     def _reduce(self, stage: Stage) -> StagePlacement:
         parts_of = []
-        reads = StageReads(stage)
+        reads = self.reads(stage)
         for idx in self._blocks(stage):
             plist = []
             for b in reads.parts(idx):
                 keys = self._keys(stage, reads.partial(b)[1])
-                plist.append((keys, partial_nbytes(stage, b)))
+                plist.append((keys, reads.partial_nbytes(b)))
             parts_of.append(plist)
         return self._tree(stage, parts_of, reduce=True)
 
@@ -328,9 +338,9 @@ class Planner:
         owner_sim, self.sim = self.sim, base
         fits = self.memory_limit is None or owner_way.panel <= self.memory_limit
         parts_of = []
-        reads = StageReads(stage)
+        reads = self.reads(stage)
         for idx in self._blocks(stage):
-            size = block_nbytes(stage.expr, idx)
+            size = reads.block_nbytes(idx)
             _, products = reads.products(idx)
             parts_of.append([(self._keys(stage, refs), size) for _, refs in products])
         tree_way = self._tree(stage, parts_of, reduce=False)
