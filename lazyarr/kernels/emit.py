@@ -278,13 +278,6 @@ def _values(
     return scope, names
 
 
-def _body(members: Sequence[Expr], group_slots: list[Slot]) -> tuple[Scope, str, np.dtype]:
-    """Per-element statements of the members; the name and dtype of the last value."""
-    scope, names = _values(members, group_slots)
-    last = members[-1].key if members else group_slots[0].expr.key
-    return scope, *names[last]
-
-
 def _indent(lines: Sequence[str], depth: int) -> list[str]:
     return [INDENT * depth + line for line in lines]
 

@@ -231,10 +231,6 @@ def wrap_as(dt: np.dtype, text: str) -> str:
     return text if np.dtype(dt).kind == "b" else f"{dtype_text(dt)}({text})"
 
 
-def _kinds(loop: list[np.dtype]) -> str:
-    return "".join(sorted({d.kind for d in loop}))
-
-
 def _refuse(name: str, loop: list[np.dtype]) -> Unsupported:
     return Unsupported(f"no Numba emitter for {name} on {', '.join(str(d) for d in loop)}")
 

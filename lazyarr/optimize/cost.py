@@ -24,7 +24,6 @@ __all__ = [
     "expr_flops",
     "read_amplification",
     "recompute_or_store",
-    "stage_io_bytes",
 ]
 
 BYTE_NS = 0.2
@@ -160,8 +159,3 @@ def read_amplification(members: Sequence[Expr], key: str) -> float:
         if region is not None:
             total += math.prod(max(0, r.stop - r.start) for r in region)
     return total / target.size
-
-
-def stage_io_bytes(members: tuple[Expr, ...], input_exprs: tuple[Expr, ...]) -> tuple[int, int]:
-    """(bytes read from other stages, bytes written) by a stage over its whole grid."""
-    return sum(e.nbytes for e in input_exprs), members[-1].nbytes

@@ -1,6 +1,6 @@
 """Load-aware placement: a simulated cluster, block layouts and the greedy search.
 
-Pure Python, no cluster needed (NumS's LSHS, see ``shared/notes/placement.md``):
+Pure Python, no cluster needed (after NumS's LSHS scheduler, arXiv:2206.14276):
 
 * :mod:`.clustersim`: :class:`ClusterSim`, per-worker memory / network
   in / network out in bytes and the replicas of every block;

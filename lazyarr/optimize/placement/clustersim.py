@@ -1,7 +1,8 @@
 """A simulated cluster: per-worker memory and network load, and where blocks are.
 
-This is the state the placement search works on (NumS's ``ClusterState``,
-see ``shared/notes/placement.md`` §1.2), in bytes rather than element counts.
+This is the state the placement search works on (the cluster state of NumS's
+LSHS scheduler: Elibol et al., "NumS: Scalable Array Programming for the
+Cloud", arXiv:2206.14276), in bytes rather than element counts.
 
 * ``load`` is a float64 array of shape ``(3, n_workers)``: row 0 memory,
   row 1 network in, row 2 network out, all in bytes. Network bytes between
@@ -19,7 +20,7 @@ is one, else from the first holder; no randomness, no dict-order surprises.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -216,10 +217,6 @@ class ClusterSim:
             raise KeyError(f"block {as_block!r} is already placed")
         self.size[as_block] = self.size[block]
         self.loc[as_block] = list(self.loc[block])
-
-    def missing_bytes(self, blocks: Iterable[BlockKey], worker: int) -> int:
-        """Raw bytes of ``blocks`` that ``worker`` does not hold yet."""
-        return sum(self.size[b] for b in dict.fromkeys(blocks) if worker not in self.loc[b])
 
     def _check_worker(self, worker: int) -> None:
         if not 0 <= worker < self.n_workers:

@@ -5,7 +5,7 @@ goes to worker-grid entry ``g mod grid`` (only the block axes mapped to a
 worker-grid axis count), and that entry to a worker through ``order``.
 ``order`` lists workers hosts first (round robin over hosts), so
 neighbouring entries land on different hosts before they share one
-(NumS's ``CyclicDeviceGrid``, see ``shared/notes/placement.md`` §2).
+(as NumS's block-cyclic device grid does, arXiv:2206.14276).
 
 The worker grid is chosen per block grid: the fewest blocks on the most
 loaded worker, then the most workers used, then the squarest grid (4
