@@ -59,11 +59,14 @@ class RunStats:
 class Executor(Protocol):
     """Runs plans. ``name`` is the registry name.
 
+    Executors lower the plan with :func:`lazyarr.optimize.lower.lower` and
+    run its typed tasks (``executors.blockwork.run_task`` computes one).
     Optional members: ``plan_context() -> dict`` (extra ``PassContext``
-    fields such as ``n_workers``, ``workers``, ``hosts``), ``last_stats``
-    (the :class:`RunStats` of the latest run) and ``differential_tests``
-    (False for executors too slow for the whole differential suite; they
-    run the conformance suite and a sample instead).
+    fields such as ``n_workers``, ``workers``, ``hosts``), ``supports(expr)
+    -> bool`` (whether its kernels compile an op; the ``fuse`` pass asks),
+    ``last_stats`` (the :class:`RunStats` of the latest run) and
+    ``differential_tests`` (False for executors too slow for the whole
+    differential suite; they run the conformance suite and a sample instead).
     """
 
     name: str
