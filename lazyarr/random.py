@@ -104,6 +104,8 @@ def uniform(
     seed: Any = None,
 ) -> LazyArray:
     """Uniform floats in ``[low, high)``."""
+    # NumPy's checks of the bounds (high < low, an infinite or NaN range), raised now
+    np.random.default_rng(0).uniform(low, high, size=0)
     return _make(
         "uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high))
     )

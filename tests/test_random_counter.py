@@ -16,7 +16,7 @@ import pytest
 
 import lazyarr as la
 from lazyarr.kernels.reference import creation, philox
-from lazyarr.testing import executors_under_test
+from lazyarr.testing import assert_same_error, executors_under_test
 
 SHAPES = [(), (0,), (3, 0), (301,), (23, 17), (5, 6, 7)]
 
@@ -77,7 +77,7 @@ def test_values_are_the_formulas_of_each_elements_words():
 
 
 def test_a_region_of_a_large_array_is_the_same_as_from_the_whole():
-    # 3 * 10**5 elements: the whole array is drawn in pieces of creation.PIECE
+    # 3 * 10**5 elements: the whole array is drawn in pieces of creation.PIECE_WORDS
     n = 3 * 10**5
     whole = la.random.random(n, chunks=n, seed=8).compute()
     np.testing.assert_array_equal(whole, unit(words(8, n)[:, 0]))
@@ -124,6 +124,16 @@ def test_floats_are_uniform_in_zero_one():
     v = la.random.uniform(-2.0, 6.0, n, chunks=7777, seed=4).compute()
     assert v.min() >= -2 and v.max() < 6
     assert abs(v.mean() - 2) < 0.04 and abs(v.var() - 64 / 12) < 0.1
+
+
+@pytest.mark.parametrize("size", [3, 0])
+@pytest.mark.parametrize("low, high", [(5.0, 1.0), (-1e308, 1e308), (0.0, np.nan), (0, np.inf)])
+def test_uniform_bounds_raise_numpys_errors_when_written(low, high, size):
+    rng = np.random.default_rng(0)
+    assert_same_error(
+        lambda: rng.uniform(low, high, size), lambda: la.random.uniform(low, high, size)
+    )
+    assert la.random.uniform(2.0, 2.0, 3, seed=1).compute().tolist() == [2.0] * 3
 
 
 def test_normal_moments_and_tails():
