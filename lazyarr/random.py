@@ -1,10 +1,15 @@
-"""Random arrays whose values depend on (seed, shape) only.
+"""Random arrays whose values depend on the seed and each element's position only.
 
-Values are drawn in fixed tiles chosen from the array's shape, each tile
-seeded from ``(seed, tile index)``; every block gathers its tiles, so every
+The element at flat (C-order) index ``i`` is computed from the 64-bit words
+at position ``i`` (two for the normal distributions) of a counter-based
+Philox stream keyed by the seed: any block jumps straight to its own
+elements and draws only those, so a block costs its own size, and every
 executor and every chunking gives the same numbers for the same seed.
 That is what lets the ``reblock`` pass give auto-chunked random arrays
-blocks chosen for the cluster without changing a single value.
+blocks chosen for the cluster without changing a single value. Each
+distribution turns an element's words into its value with no rejection
+(``lazyarr/kernels/reference/distributions.py`` gives the formulas); the
+values are not those of ``numpy.random`` for the same seed.
 A ``seed`` of None draws a fresh seed when the expression is written.
 """
 
@@ -99,6 +104,8 @@ def uniform(
     seed: Any = None,
 ) -> LazyArray:
     """Uniform floats in ``[low, high)``."""
+    # NumPy's checks of the bounds (high < low, an infinite or NaN range), raised now
+    np.random.default_rng(0).uniform(low, high, size=0)
     return _make(
         "uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high))
     )

@@ -379,7 +379,7 @@ def test_same_seed_same_values_under_any_chunking_and_executor():
     i1 = la.random.integers(0, 100, (64, 3), chunks=5, seed=1).compute()
     i2 = la.random.integers(0, 100, (64, 3), chunks=64, seed=1).compute()
     np.testing.assert_array_equal(i1, i2)
-    # a big array spans several random tiles: still chunking-independent
+    # a big array (drawn in pieces when whole): still chunking-independent
     big = (1200, 300)
     b1 = la.random.uniform(size=big, chunks=(1200, 300), seed=5).compute()
     b2 = la.random.uniform(size=big, chunks=(77, 41), seed=5).compute()

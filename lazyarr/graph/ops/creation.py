@@ -2,7 +2,8 @@
 
 ``FromArray`` wraps user data, ``FromBlocks`` wraps persisted blocks,
 ``Full``/``Arange``/``Linspace``/``Eye`` are closed forms and ``Random``
-draws from counter-addressed tiles so values do not depend on chunking.
+draws each element from counter-addressed words of its flat index, so
+values do not depend on chunking.
 Those last five are :class:`Generated`: their values depend on the op and
 the shape only, so a plan may give them other blocks (the ``reblock`` pass
 does, for the ones whose chunks the user left to lazyarr: ``auto_chunks``).
@@ -29,14 +30,9 @@ __all__ = [
     "Generated",
     "Linspace",
     "Random",
-    "RANDOM_TILE_BYTES",
     "from_array",
     "full",
 ]
-
-RANDOM_TILE_BYTES = 1 << 20
-"""Random values are generated in fixed tiles of about this many bytes,
-chosen from the array's shape alone, so any chunking gives the same values."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +127,12 @@ class Eye(Generated):
 
 @dataclasses.dataclass(frozen=True)
 class Random(Generated):
-    """Random draws of ``dist`` with ``args``, seeded per tile by ``seed``."""
+    """Random draws of ``dist`` with ``args``, each element from its own position.
+
+    The element at flat index ``i`` is a function of ``(seed, i)`` only
+    (Philox words at position ``i``): any block is drawn alone, at the cost
+    of its own size, and gives the same values in every chunking.
+    """
 
     name = "random"
     dist: str = "random"

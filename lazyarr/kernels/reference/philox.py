@@ -1,0 +1,186 @@
+"""Philox words addressed by position: any region of a random array drawn alone.
+
+Every element of a random array owns a fixed run of words of one Philox
+stream: the element at flat (C-order) index ``i`` owns words
+``[i * per, (i + 1) * per)``, where ``per`` is the distribution's words per
+element. A block draws only its own words, jumping over the words of the
+elements it does not hold, so its cost follows its own size and its values
+do not depend on the chunking.
+
+NumPy's ``Philox`` (4x64-10) makes four 64-bit words per counter value and
+steps its counter *before* computing: a generator at counter ``c`` first
+puts out the four words of counter ``c + 1``. So word ``w`` of a key's
+stream is output ``w % 4`` of counter ``w // 4 + 1``: what ``Philox(key=key,
+counter=w // 4)`` puts out after ``w % 4`` words, and what ``Philox(key=key)``
+puts out as its ``w``-th word. ``tests/kernels/test_philox.py`` pins this.
+A draw sets a per-thread generator's ``state`` to the key and the counter
+(a jump in O(1)) and drops whatever words it had buffered.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import threading
+from typing import NamedTuple
+
+import numpy as np
+
+from lazyarr.graph.expr import Region
+
+__all__ = ["WORD_GAP", "Runs", "key", "region_words", "runs", "stream"]
+
+WORD_GAP = 512
+"""Rows of runs closer than this many words are drawn through, not jumped:
+a jump (moving the generator plus another draw call, ~1.5 us) costs about
+as much as drawing 500 words."""
+
+_WORD = np.dtype(np.uint64)
+_M64 = (1 << 64) - 1
+
+
+@functools.lru_cache(maxsize=256)
+def key(seed: int) -> np.ndarray:
+    """The Philox key of ``seed``: two words of NumPy's ``SeedSequence(seed)``.
+
+    Hashing the seed (rather than using it as the key) gives unrelated
+    streams for neighbouring seeds and takes seeds of any size.
+    """
+    words = np.random.SeedSequence(seed).generate_state(2, np.uint64)
+    words.flags.writeable = False
+    return words
+
+
+class _Scratch(threading.local):
+    """One Philox per thread, set to each draw's key and counter.
+
+    Setting ``state`` costs a third of building a generator, which would
+    otherwise be the largest fixed cost of a small block.
+    """
+
+    def __init__(self) -> None:
+        self.bg = np.random.Philox(0)
+        self.counter = np.zeros(4, _WORD)
+        self.buffer = np.zeros(4, _WORD)
+
+
+_SCRATCH = _Scratch()
+
+
+def _generator(k: np.ndarray, counter: int) -> np.random.Philox:
+    """This thread's Philox at ``counter`` with key ``k`` and no buffered words."""
+    s = _SCRATCH
+    c = s.counter
+    c[0] = counter & _M64
+    c[1] = (counter >> 64) & _M64
+    c[2] = (counter >> 128) & _M64
+    c[3] = (counter >> 192) & _M64
+    s.bg.state = {
+        "bit_generator": "Philox",
+        "state": {"counter": c, "key": k},
+        "buffer": s.buffer,
+        "buffer_pos": 4,
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    return s.bg
+
+
+def _draw(bg: np.random.Philox, n: int) -> np.ndarray:
+    # the one place words are drawn (tests count the words through it)
+    return bg.random_raw(n)
+
+
+def stream(k: np.ndarray, first: int, n: int) -> np.ndarray:
+    """Words ``[first, first + n)`` of the stream of key ``k``."""
+    skip = first % 4
+    return _draw(_generator(k, first // 4), skip + n)[skip:]
+
+
+class Runs(NamedTuple):
+    """A region as runs of flat indices.
+
+    A run is the region's extent along the last axis together with the
+    trailing axes it covers whole; ``outer`` holds the ``(count, stride)``
+    of the other axes with more than one run, in C order.
+    """
+
+    counts: tuple[int, ...]
+    start: int
+    run: int
+    outer: tuple[tuple[int, int], ...]
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out = [1] * len(shape)
+    for ax in range(len(shape) - 2, -1, -1):
+        out[ax] = out[ax + 1] * shape[ax + 1]
+    return out
+
+
+def runs(shape: tuple[int, ...], region: Region) -> Runs:
+    """The runs of ``region`` in an array of ``shape``."""
+    if len(shape) == 1:  # the common case, kept short
+        (sl,) = region
+        return Runs((sl.stop - sl.start,), sl.start, sl.stop - sl.start, ())
+    counts = tuple(sl.stop - sl.start for sl in region)
+    strides = _strides(shape)
+    start = sum(sl.start * st for sl, st in zip(region, strides, strict=True))
+    ax = len(shape) - 1
+    while ax > 0 and counts[ax] == shape[ax]:
+        ax -= 1
+    run = counts[ax] * strides[ax] if shape else 1
+    outer = tuple((counts[a], strides[a]) for a in range(ax) if counts[a] > 1)
+    return Runs(counts, start, run, outer)
+
+
+def region_words(k: np.ndarray, r: Runs, per: int) -> np.ndarray:
+    """The words of the elements of the region ``r``: shape ``(*counts, per)``, uint64.
+
+    Rows of runs closer than ``WORD_GAP`` words are drawn as one span, gaps
+    included; the generator jumps to each of the remaining rows (one draw
+    per row). The result is a strided view of the drawn words.
+    """
+    counts, start, run, outer = r
+    if 0 in counts:
+        return np.empty((*counts, per), _WORD)
+    if not outer:
+        return stream(k, start * per, run * per).reshape(*counts, per)
+    # draw through short gaps: merge the innermost outer axes whose rows are close
+    span = run
+    rows = len(outer)
+    while rows and (outer[rows - 1][1] - span) * per < WORD_GAP:
+        count, stride = outer[rows - 1]
+        span += (count - 1) * stride
+        rows -= 1
+    row_words = span * per
+    if rows == 0:
+        words = stream(k, start * per, row_words)
+    else:
+        words = _rows(k, start, outer[:rows], row_words, per)
+    row_strides = _strides(tuple(c for c, _ in outer[:rows]))
+    view = np.ndarray(
+        (*(c for c, _ in outer), run, per),
+        _WORD,
+        buffer=words,
+        strides=(
+            *(s * row_words * 8 for s in row_strides),
+            *(st * per * 8 for _, st in outer[rows:]),
+            per * 8,
+            8,
+        ),
+    )
+    return view.reshape(*counts, per)
+
+
+def _rows(
+    k: np.ndarray, start: int, rows: tuple[tuple[int, int], ...], row_words: int, per: int
+) -> np.ndarray:
+    """``row_words`` words from each row start: ``start`` plus a C-order mix of
+    ``rows``' ``(count, stride)``; one draw per row."""
+    words = np.empty((math.prod(c for c, _ in rows), row_words), _WORD)
+    offsets = itertools.product(*(range(0, c * st, st) for c, st in rows))
+    for i, offset in enumerate(offsets):
+        words[i] = stream(k, (start + sum(offset)) * per, row_words)
+    return words
