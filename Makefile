@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(PY) bench/overhead.py
 	$(PY) bench/local.py
 	$(PY) bench/distributed_placement.py
+	$(PY) bench/scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
