@@ -123,6 +123,7 @@ def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None
         blocks_per_worker=int(config.get("placement.blocks-per-worker")),
         reblock_min_bytes=config.parse_bytes(config.get("placement.reblock-min-bytes")),
         chunk_size=config.parse_bytes(config.get("array.chunk-size")),
+        min_block_bytes=config.parse_bytes(config.get("array.min-chunk-size")),
         **(extra or {}),
     )
 

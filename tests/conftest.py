@@ -51,3 +51,13 @@ def _numba_cache_dir(tmp_path_factory):
     os.environ["LAZYARR_NUMBA__CACHE_DIR"] = str(cache)
     config.refresh()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _blocks_as_written():
+    """Tests run the blocks they write (tiny, uneven: the edge cases); the merging of tiny
+    blocks (``array.min-chunk-size``) has its own tests that switch it back on."""
+    from lazyarr import config
+
+    with config.set({"array.min-chunk-size": 0}):
+        yield

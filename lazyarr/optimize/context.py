@@ -33,6 +33,9 @@ class PassContext:
     """``placement.reblock-min-bytes``: generated sources smaller than this keep their blocks."""
     chunk_size: int = 128 << 20
     """``array.chunk-size``: no block the reblock pass chooses is bigger."""
+    min_block_bytes: int = 0
+    """``array.min-chunk-size``: the reblock pass merges smaller blocks of generated and
+    in-memory sources (0: it keeps them)."""
     check: bool = False
     """Run the invariant checker after every pass."""
     supports: Callable[[Expr], bool] | None = None
