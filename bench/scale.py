@@ -25,7 +25,14 @@ Workloads (``n`` = blocks x 100 elements, float64):
    output blocks, each a sum of ``c`` block products, so the block products grow
    linearly with the blocks of ``x`` (a square grid would grow them as blocks^1.5);
 5. ``la.random.random(n, seed=...).sum()`` in 100-element blocks (5a) and in
-   10^6-element blocks (5b): generating plus summing, compared by total time.
+   10^6-element blocks (5b): generating plus summing, compared by total time;
+   5c is 5a with the default ``array.min-chunk-size`` (1 MiB), which lets the
+   reblock pass merge the tiny blocks before they are run.
+
+Settings for every run: ``array.min-chunk-size: 0`` (the blocks as written:
+workloads 1-4 and 5a measure what a block costs) and ``numba.compile-threshold:
+0`` (compiled kernels at every size, so a curve does not switch kernels
+between sizes).
 
 Per row: seconds to plan, to execute, in total, µs per block, and whether the
 result matches NumPy. How each is measured:
@@ -44,16 +51,12 @@ result matches NumPy. How each is measured:
   (``numpy (one array)``: the fastest of at least 5 runs at every size, since a
   call of a millisecond or less is the most disturbed by other load);
 * warm: before a workload's first size every lazyarr executor computes it once,
-  untimed, at 2,000 blocks (1.6 MB: above ``numba.compile-threshold``, so the
-  Numba kernels are compiled or loaded), and dask.array once at 100 blocks;
+  untimed, at 2,000 blocks (the Numba kernels are compiled or loaded), and
+  dask.array once at 100 blocks;
 * correct: ``allclose`` (rtol 1e-8) with NumPy; lazyarr's random values are taken
   from the same array computed as one block on the NumPy executor (lazyarr's
   random values do not depend on the chunks), dask.array's from its own array
   computed by the threaded scheduler.
-
-The numba executor runs NumPy kernels for stages under ``numba.compile-threshold``
-(1 MiB: about 1,300 blocks of 100 float64), compiled kernels above: its curve
-changes kernels between 1,000 and 3,000 blocks.
 
 Budget: a (system, workload) stops at the first size whose previous size took
 longer than ``--budget-s``, or whose time predicted from the last two sizes
@@ -73,7 +76,8 @@ goal reads "not measured"):
   costs above doing the same arithmetic in one NumPy call;
 * planning <= 20 µs per block, on every executor;
 * lazyarr dask µs per block <= 0.5 x dask.array distributed's, same chunks and ops;
-* la.random in 100-element blocks (5a) within 2x of 10^6-element blocks (5b).
+* la.random in 100-element blocks within 2x of 10^6-element blocks (5b), with
+  the blocks merged as by default (5c) and as written (5a).
 
 Results: printed tables, ``bench/results/scale.{json,md,png}`` (``scale-quick``
 with ``--quick``); the PNG plots µs per block vs blocks on log-log axes, one
@@ -241,6 +245,7 @@ class Workload:
     make: Callable[[int], Case]
     systems: tuple[str, ...] = SYSTEMS
     fit: bool = True  # fit the growth exponent vs blocks (5b has 1-10 blocks: no)
+    settings: tuple = ()  # lazyarr settings for this workload (on top of main's)
 
 
 WORKLOADS = (
@@ -250,6 +255,14 @@ WORKLOADS = (
     Workload("4", "4 x @ x.T", w4),
     Workload("5a", "5a random.sum() 100-el blocks", w5(100), (NUMPY, *LAZY)),
     Workload("5b", "5b random.sum() 1e6-el blocks", w5(10**6), (NUMPY, *LAZY), fit=False),
+    Workload(
+        "5c",
+        "5c random.sum() 100-el blocks, merged",
+        w5(100),
+        (NUMPY, *LAZY),
+        fit=False,
+        settings=(("array.min-chunk-size", "1MiB"),),
+    ),
 )
 
 
@@ -508,19 +521,21 @@ def goals(
             )
         add(f"w{wl.key} lazyarr dask / dask.array distributed", text, "<= 0.5", ratio, size)
 
-    small = next((w for w in workloads if w.key == "5a"), None)
     big = next((w for w in workloads if w.key == "5b"), None)
-    for system in lazy if small and big else ():
-        a, b = _by_size(rows, system, small.name), _by_size(rows, system, big.name)
-        size = _largest_common(a, b)
-        ratio, text = None, "no common size"
-        if size is not None:
-            ratio = a[size]["total_s"] / b[size]["total_s"]
-            text = (
-                f"{ratio:.1f} ({a[size]['total_s']:.3g} s vs {b[size]['total_s']:.3g} s, "
-                f"{a[size]['elements']:,} elements)"
-            )
-        add(f"{system}: random in 100-el / 1e6-el blocks", text, "<= 2", ratio, size)
+    for key, how in (("5c", "merged (default)"), ("5a", "as written")):
+        small = next((w for w in workloads if w.key == key), None)
+        for system in lazy if small and big else ():
+            a, b = _by_size(rows, system, small.name), _by_size(rows, system, big.name)
+            size = _largest_common(a, b)
+            ratio, text = None, "no common size"
+            if size is not None:
+                ratio = a[size]["total_s"] / b[size]["total_s"]
+                text = (
+                    f"{ratio:.1f} ({a[size]['total_s']:.3g} s vs {b[size]['total_s']:.3g} s, "
+                    f"{a[size]['elements']:,} elements)"
+                )
+            goal = f"{system}: random in 100-el ({how}) / 1e6-el blocks"
+            add(goal, text, "<= 2", ratio, size)
     return out
 
 
@@ -594,7 +609,7 @@ def main() -> None:
     parser.add_argument("--max-blocks", type=int, default=0, help="largest size to run")
     parser.add_argument("--budget-s", type=float, default=60.0, help="per-cell time budget")
     parser.add_argument("--repeat", type=int, default=3, help=f"runs up to {REPEAT_UP_TO:,} blocks")
-    parser.add_argument("--workloads", default="1,2,3,4,5", help="comma-separated (5 = 5a,5b)")
+    parser.add_argument("--workloads", default="1,2,3,4,5", help="comma-separated (5 = 5a,5b,5c)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated")
     args = parser.parse_args()
     cap = args.max_blocks or (QUICK_MAX if args.quick else SIZES[-1])
@@ -607,7 +622,17 @@ def main() -> None:
         parser.error(f"unknown systems {sorted(unknown)}; known: {list(SYSTEMS)}")
     name = "scale-quick" if args.quick else "scale"
     t_start = time.perf_counter()
-    la.config.set({"progress": False, "dask.n-workers": 2, "dask.threads-per-worker": 1})
+    la.config.set(
+        {
+            "progress": False,
+            "dask.n-workers": 2,
+            "dask.threads-per-worker": 1,
+            # blocks as written (the reblock pass would merge these tiny blocks; 5c lets it)
+            "array.min-chunk-size": 0,
+            # compiled kernels at every size (the default leaves stages under 1 MiB to NumPy)
+            "numba.compile-threshold": 0,
+        }
+    )
     report = Report(
         name,
         [
@@ -638,14 +663,15 @@ def main() -> None:
         for wl in workloads:
             systems = [s for s in wl.systems if s in chosen]
             print(f"\n== {wl.name}: {', '.join(systems)}", flush=True)
-            warm(wl, systems, sizes[-1])
-            tracks = {s: Track([]) for s in systems}
-            for blocks in sizes:
-                case = wl.make(blocks)
-                for system in systems:
-                    report.add(**measure(system, wl, blocks, case, tracks[system], args))
-                del case
-                gc.collect()
+            with la.config.set(dict(wl.settings)):
+                warm(wl, systems, sizes[-1])
+                tracks = {s: Track([]) for s in systems}
+                for blocks in sizes:
+                    case = wl.make(blocks)
+                    for system in systems:
+                        report.add(**measure(system, wl, blocks, case, tracks[system], args))
+                    del case
+                    gc.collect()
             lazy_random_values.cache_clear()
     finally:
         registry.get("dask").close()

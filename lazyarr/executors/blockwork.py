@@ -17,6 +17,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.kernels.blocks import assemble, tree_combine
+from lazyarr.kernels.reference import kernel_for
 from lazyarr.kernels.sets import GetRegion, KernelSet
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task, TaskKind
@@ -52,31 +53,35 @@ Direct = Callable[[Region], np.ndarray]
 """Reads a region of an input in place (an in-memory source no task makes blocks of)."""
 
 
-def direct_readers(input_exprs: Sequence[Expr]) -> list[Direct | None]:
-    """Per input: how to cut a region from it in place, or None (its blocks come from tasks).
+def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[Direct | None]:
+    """Per input: how to read a region of it in place, or None (its blocks come from tasks).
 
-    In-memory sources (``lower(..., in_place=True)``): a user's array is
-    sliced (a view), locally persisted blocks are assembled.
+    ``which``: the inputs the lowering left to their readers
+    (``TaskGraph.in_place``): a user's array is sliced (a view), locally
+    persisted blocks are assembled, a generated source makes just the region.
     """
     out: list[Direct | None] = []
-    for e in input_exprs:
+    for e, here in zip(input_exprs, which):
         op = e.op
-        if isinstance(op, FromArray):
+        if not here:
+            out.append(None)
+        elif isinstance(op, FromArray):
             array = op.data.array
             out.append(lambda r, a=array: a[(*r, Ellipsis)])
-        elif isinstance(op, FromBlocks) and op.store.executor in ("numpy", "numba"):
+        elif isinstance(op, FromBlocks):
             blocks = op.store.blocks
             out.append(lambda r, c=e.chunks, b=blocks: assemble(c, r, b.__getitem__))
         else:
-            out.append(None)
+            make = kernel_for(op)
+            out.append(lambda r, make=make, e=e: make(e.op, e, r))
     return out
 
 
 class StageCode:
     """A stage's kernels from one kernel set, each looked up (compiled) on first use.
 
-    ``in_place``: the stage's in-memory inputs are read in place (the
-    lowering made no tasks for them); :attr:`direct` says how, per input.
+    ``in_place``: per input position, whether it is read in place (the
+    lowering made no tasks for it); :attr:`direct` says how.
     """
 
     __slots__ = (
@@ -91,12 +96,15 @@ class StageCode:
         "stage",
     )
 
-    def __init__(self, stage: Stage, kernels: KernelSet, in_place: bool = False) -> None:
+    def __init__(
+        self, stage: Stage, kernels: KernelSet, in_place: Sequence[bool] | None = None
+    ) -> None:
         self.stage = stage
         self.kernels = kernels
         self._source = self._map = self._partial = self._product = self._reduction = None
         self.chunks = [e.chunks for e in stage.input_exprs]
-        self.direct = direct_readers(stage.input_exprs) if in_place else None
+        here = in_place is not None and any(in_place)
+        self.direct = direct_readers(stage.input_exprs, in_place) if here else None
 
     @property
     def source(self) -> Any:

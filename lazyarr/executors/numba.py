@@ -92,12 +92,12 @@ class _Joint:
         self.kind = stages[members[0]].kind
         space = graph.joint_inputs[lead]
         self.chunks = [stages[s].expr.chunks for s in space]
-        self.direct = direct_readers([stages[s].expr for s in space])
+        self.direct = direct_readers([stages[s].expr for s in space], graph.read_in_place(space))
         where = {s: k for k, s in enumerate(space)}
         position = graph.position
         # each sibling's input positions, in the joint task's input space
         self.maps = [[where[position[n]] for n in stages[m].inputs] for m in members]
-        self.codes = [StageCode(stages[m], kernels, in_place=True) for m in members]
+        self.codes = [StageCode(stages[m], kernels, graph.inputs_in_place(m)) for m in members]
         found = kernels.joint([stages[m] for m in members])
         self.fn = None
         if found is not None:
@@ -147,7 +147,9 @@ class _Run:
         self.kernels = NumbaKernels(options_from_config(), compile_threshold())
         self.graph = lower(plan, outputs, joint=NumbaExecutor.joint, in_place=True)
         graph = self.graph
-        self.codes = [StageCode(s, self.kernels, in_place=True) for s in graph.stages]
+        self.codes = [
+            StageCode(s, self.kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)
+        ]
         self.joints: dict[int, _Joint] = {}
         for task in graph.tasks:
             if task.kind == TaskKind.JOINT and task.stage not in self.joints:

@@ -61,7 +61,9 @@ class NumpyExecutor:
         t_start = time.perf_counter()
         graph = lower(plan, outputs, in_place=True)
         kernels = ReferenceKernels()
-        codes = [StageCode(s, kernels, in_place=True) for s in graph.stages]
+        codes = [
+            StageCode(s, kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)
+        ]
         tasks = graph.tasks
         remaining = graph.reader_counts().tolist()
         is_block = [False] * len(tasks)

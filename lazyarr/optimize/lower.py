@@ -34,6 +34,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.graph.ops.creation import Generated
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
 from lazyarr.optimize.placement.planner import combine_schedule, fan_in
@@ -72,6 +73,7 @@ class _Lowering:
         self.slot_of: dict[int, int] = {}
         self.joint_inputs: dict[int, tuple[int, ...]] = {}
         self.joint = joint
+        self.in_place = in_place
         self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
 
     # -- backward: what each needed block reads ------------------------------
@@ -86,13 +88,13 @@ class _Lowering:
             src = ins[pos]
             arr = needed[src]
             if arr is None:
-                arr = needed[src] = np.zeros(self.stages[src].numblocks, dtype=bool)
-            arr[b] = True
+                arr = needed[src] = np.zeros(self.stages[src].numblocks, dtype=np.int32)
+            arr[b] += 1
         return refs
 
     def backward(self) -> None:
         for o in self.outputs:
-            self.needed[o] = np.ones(self.stages[o].numblocks, dtype=bool)
+            self.needed[o] = np.ones(self.stages[o].numblocks, dtype=np.int32)
         for si in range(len(self.stages) - 1, -1, -1):
             need = self.needed[si]
             if need is None:
@@ -100,10 +102,14 @@ class _Lowering:
             stage = self.stages[si]
             reads = self.reads[si]
             spec = self.specs[si]
+            if stage.kind == "source":
+                # a generated source each of whose blocks one task reads is made in that task
+                # (no task, no stored block; a reader may cut just the region it needs)
+                if self.in_place and isinstance(stage.expr.op, Generated):
+                    self.direct[si] = si not in self.outputs and int(need.max()) <= 1
+                continue
             everything = bool(need.all())
             indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
-            if stage.kind == "source":
-                continue
             if stage.kind == "reduce":
                 for idx in indices:
                     parts = []
@@ -126,9 +132,15 @@ class _Lowering:
         self.tasks.append(task)
         return len(self.tasks) - 1
 
-    def deps_of(self, si: int, refs: Sequence[BlockRef]) -> tuple[tuple, tuple | None]:
-        """Task ids (and joint slots) of the input blocks ``refs`` of stage ``si``."""
+    def deps_of(self, si: int, refs: Sequence[BlockRef]) -> tuple[tuple, tuple, tuple | None]:
+        """Task ids, the refs they make, and joint slots of the input blocks ``refs``.
+
+        Refs of sources read in place are dropped: their reader makes them.
+        """
         ins = self.inputs[si]
+        direct = self.direct
+        if any(direct[ins[pos]] for pos, _ in refs):
+            refs = [r for r in refs if not direct[ins[r[0]]]]
         producers = self.producers
         slot_of = self.slot_of
         deps = []
@@ -141,7 +153,7 @@ class _Lowering:
                 if slots is None:
                     slots = [-1] * len(refs)
                 slots[k] = slot
-        return tuple(deps), None if slots is None else tuple(slots)
+        return tuple(deps), tuple(refs), None if slots is None else tuple(slots)
 
     def worker(self, stage: Stage, idx: Index) -> int:
         return -1 if stage.worker is None else int(stage.worker[idx])
@@ -192,14 +204,14 @@ class _Lowering:
         reads = self.reads[si]
         prod = self.producers[si]
         for idx, (region, refs) in self.specs[si].items():
-            deps, slots = self.deps_of(si, refs)
+            deps, refs, slots = self.deps_of(si, refs)
             task = Task(
                 TaskKind.BLOCK,
                 si,
                 idx,
                 region,
                 deps,
-                tuple(refs),
+                refs,
                 worker=self.worker(stage, idx),
                 nbytes=reads.block_nbytes(idx),
                 slots=slots,
@@ -215,7 +227,7 @@ class _Lowering:
             ids = []
             sizes = []
             for k, (bi, region, refs) in enumerate(parts):
-                deps, slots = self.deps_of(si, refs)
+                deps, refs, slots = self.deps_of(si, refs)
                 size = reads.partial_nbytes(bi)
                 w = int(parts_w[(*idx, k)]) if tree else -1
                 ids.append(
@@ -226,7 +238,7 @@ class _Lowering:
                             idx,
                             region,
                             deps,
-                            tuple(refs),
+                            refs,
                             part=k,
                             worker=w,
                             nbytes=size,
@@ -272,14 +284,14 @@ class _Lowering:
             size = reads.block_nbytes(idx)
             ids = []
             for k, (regions, refs) in enumerate(products):
-                deps, slots = self.deps_of(si, refs)
+                deps, refs, slots = self.deps_of(si, refs)
                 task = Task(
                     TaskKind.PRODUCT,
                     si,
                     idx,
                     region,
                     deps,
-                    tuple(refs),
+                    refs,
                     part=k,
                     regions=regions,
                     worker=int(parts_w[(*idx, k)]),
@@ -382,8 +394,8 @@ class _Lowering:
         refs: dict[BlockRef, None],
         part: int = -1,
     ) -> Task:
-        inputs = tuple(refs)
         ins = self.joint_inputs[lead]
+        inputs = tuple(r for r in refs if not self.direct[ins[r[0]]])
         deps = tuple(int(self.producers[ins[p]][b]) for p, b in inputs)
         slots = tuple(self.slot_of.get(ins[p], -1) for p, _ in inputs)
         if all(s < 0 for s in slots):
@@ -437,10 +449,12 @@ def lower(
     """The task graph that computes every block of ``outputs`` (default: the plan's).
 
     ``joint``: compute sibling sets with ``JOINT`` tasks (for executors
-    with joint kernels). ``in_place``: arrays in this process (user data,
-    locally persisted blocks) get no tasks; the tasks that read them cut
-    what they need themselves (:func:`in_memory`; for executors in this
-    process). Blocks no output needs get no task.
+    with joint kernels). ``in_place`` (for executors in this process):
+    arrays in this process (user data, locally persisted blocks;
+    :func:`in_memory`) get no tasks, and neither do generated sources each
+    of whose blocks a single task reads; the tasks that read them cut or
+    make what they need themselves (:attr:`TaskGraph.in_place`). Blocks no
+    output needs get no task.
     """
     outs = tuple(outputs) if outputs is not None else plan.outputs
     low = _Lowering(plan, outs, joint, in_place)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -135,14 +136,15 @@ class TaskGraph:
     joint_inputs: dict[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     """For a joint task's leading stage: the input stages its positions refer to."""
     in_place: tuple[int, ...] = ()
-    """Stages read in place (in-memory sources): their blocks have no tasks."""
+    """Stages read in place (in-memory sources, generated sources read once): their blocks
+    have no tasks; the tasks reading them cut or make the regions they need."""
     regions_computed: int = 0
     """Regions the lowering derived (a structural measure of its cost; linear in blocks)."""
 
     def __len__(self) -> int:
         return len(self.tasks)
 
-    @property
+    @functools.cached_property
     def position(self) -> dict[str, int]:
         return {s.name: i for i, s in enumerate(self.stages)}
 
@@ -150,6 +152,16 @@ class TaskGraph:
     def nblocks(self) -> int:
         """Blocks the run computes (culled blocks excluded)."""
         return int(sum(int((p >= 0).sum()) for p in self.producers))
+
+    def read_in_place(self, stages: Sequence[int]) -> list[bool]:
+        """For each of ``stages`` (positions), whether its readers make its values themselves."""
+        here = set(self.in_place)
+        return [s in here for s in stages]
+
+    def inputs_in_place(self, stage: int) -> list[bool]:
+        """For each input position of stage ``stage``, whether it is read in place."""
+        position = self.position
+        return self.read_in_place([position[n] for n in self.stages[stage].inputs])
 
     def block(self, stage: int, index: tuple[int, ...]) -> tuple[int, int]:
         """``(task id, slot)`` of the value of block ``index`` of stage ``stage``."""

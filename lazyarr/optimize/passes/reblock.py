@@ -8,12 +8,13 @@ are merged, whole runs of blocks at a time (:func:`coarse_chunks`): 100,000
 blocks of 100 elements become 77 blocks of about 1 MiB. Boundaries only
 disappear, so arrays that shared a grid still line up.
 
-**Blocks for the cluster** (several workers): ``chunks="auto"`` is decided when an expression is written, before any
-executor is known. Generated sources (random with a seed, zeros, ones,
-full, arange, linspace, eye: :class:`~lazyarr.graph.ops.creation.Generated`)
-have values that do not depend on their blocks, so when the user left their
-chunks to lazyarr (``op.auto_chunks``) and the plan runs on several workers,
-this pass gives them NumS's block shapes instead
+**Blocks for the cluster** (several workers): ``chunks="auto"`` is decided
+when an expression is written, before any executor is known. Generated
+sources (random with a seed, zeros, ones, full, arange, linspace, eye:
+:class:`~lazyarr.graph.ops.creation.Generated`) have values that do not
+depend on their blocks, so when the user left their chunks to lazyarr
+(``op.auto_chunks``) and the plan runs on several workers, this pass gives
+them NumS's block shapes instead
 (:func:`~lazyarr.optimize.placement.layout.suggest_chunks`: about
 ``placement.blocks-per-worker`` blocks per worker, never blocks over
 ``array.chunk-size``, one block size per axis length across the whole plan
