@@ -7,9 +7,12 @@ default. Plans are cached by the outputs' structural keys.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
+import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -147,9 +150,10 @@ def make_plan(
     if plan is not None:
         _plan_cache.move_to_end(key)
         return plan
-    exprs = _localize(exprs, executor)
-    graph = build(exprs)
-    plan = optimize(Plan.from_graph(graph), passes, ctx)
+    with _gc_paused():
+        exprs = _localize(exprs, executor)
+        graph = build(exprs)
+        plan = optimize(Plan.from_graph(graph), passes, ctx)
     size = int(config.get("plan-cache.size"))
     if size > 0 and _cacheable(plan):
         _plan_cache[key] = plan
@@ -188,6 +192,33 @@ def clear_plan_cache() -> None:
     _plan_cache.clear()
 
 
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = [0, False]  # computes under way that paused the collector; was it enabled
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a compute plans, lowers and runs.
+
+    Planning 10^5 blocks makes millions of small acyclic objects; each gen-2
+    collection then walks every live object of the process (a notebook's
+    too), which cost a third of the planning time. Nested and concurrent
+    computes count; the last one out turns the collector back on.
+    """
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0 and _GC_PAUSES[1]:
+                gc.enable()
+
+
 def _prepare(
     exprs: Sequence[Expr],
     executor: str | None,
@@ -210,10 +241,11 @@ def compute_exprs(
     progress: Any = None,
 ) -> list[np.ndarray]:
     """NumPy results of ``exprs``, computed together in one plan."""
-    ex, plan = _prepare(exprs, executor, optimize, passes)
-    bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-    _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
-    results = ex.execute(plan, plan.outputs, bar)
+    with _gc_paused():
+        ex, plan = _prepare(exprs, executor, optimize, passes)
+        bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
+        _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
+        results = ex.execute(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return results
 
@@ -226,10 +258,11 @@ def persist_exprs(
     progress: Any = None,
 ) -> list[Expr]:
     """Expressions whose blocks are kept where the executor computed them."""
-    ex, plan = _prepare(exprs, executor, optimize, passes)
-    bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-    _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
-    stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+    with _gc_paused():
+        ex, plan = _prepare(exprs, executor, optimize, passes)
+        bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
+        _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
+        stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's
     chunks = [plan.stages[o].expr.chunks for o in plan.outputs]

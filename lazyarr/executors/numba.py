@@ -311,7 +311,13 @@ class NumbaExecutor:
             keep.update(int(t) for t in graph.producers[o].ravel() if t >= 0)
         threads = min(_threads(), max(n, 1))
         touched = sum(s.expr.nbytes + sum(e.nbytes for e in s.input_exprs) for s in graph.stages)
-        if touched < _INLINE_BYTES or touched < _THREAD_TASK_BYTES * n:
+        # a contraction block sums its partial products one kernel call at a time
+        calls = n + sum(
+            (r.contraction_parts - 1) * int((p >= 0).sum())
+            for r, p in zip(graph.stage_reads, graph.producers)
+            if r.contraction_parts > 1
+        )
+        if touched < _INLINE_BYTES or touched < _THREAD_TASK_BYTES * calls:
             # tiny data, or tiny tasks: a kernel runs for less time than the Python around
             # it, which holds the GIL, so a second thread only adds contention
             threads = 1

@@ -469,5 +469,6 @@ def lower(
         slot_of=low.slot_of,
         joint_inputs=low.joint_inputs,
         in_place=tuple(i for i, d in enumerate(low.direct) if d),
+        stage_reads=tuple(low.reads),
         regions_computed=sum(r.regions_computed for r in low.reads),
     )

@@ -135,6 +135,8 @@ class TaskGraph:
     slot_of: dict[int, int] = dataclasses.field(default_factory=dict)
     joint_inputs: dict[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     """For a joint task's leading stage: the input stages its positions refer to."""
+    stage_reads: tuple = ()
+    """Each stage's :class:`~lazyarr.optimize.blockreads.StageReads` (its block rules)."""
     in_place: tuple[int, ...] = ()
     """Stages read in place (in-memory sources, generated sources read once): their blocks
     have no tasks; the tasks reading them cut or make the regions they need."""
