@@ -143,7 +143,6 @@ def generated_data(arrays: dict[str, la.LazyArray]) -> Data:
 
 def make_data(client: Client, arrays: dict[str, la.LazyArray]) -> Data:
     """Persist ``arrays`` with lazyarr, copy each block for dask.array on its worker."""
-    ex = la.api.resolve_executor("dask")
     persisted = dict(zip(arrays, la.persist(*arrays.values())))
     homes: dict[Any, str] = {}
     inputs_on: dict[str, dict[str, int]] = {"lazyarr": defaultdict(int), "dask": defaultdict(int)}
@@ -151,7 +150,8 @@ def make_data(client: Client, arrays: dict[str, la.LazyArray]) -> Data:
     futures = []
     for name, arr in persisted.items():
         store = arr._expr.op.store
-        where = ex.who_has(store)
+        found = client.who_has(list(store.blocks.values()))
+        where = {i: tuple(sorted(found.get(f.key, ()))) for i, f in store.blocks.items()}
         dname = f"bench-{name}-{store.token[:8]}"
         dsk = {}
         for idx, fut in store.blocks.items():
