@@ -84,6 +84,7 @@ def test_effective_config_is_the_defaults_without_file_or_env():
     assert yaml.safe_load(config.show()) == DEFAULTS
     assert config.get("executor") == DEFAULTS["executor"]
     assert config.get("optimize.passes") == [
+        "pushdown",
         "reblock",
         "cse",
         "simplify",
@@ -108,6 +109,7 @@ def test_get_returns_a_copy():
     config.get("optimize.passes").append("fuse")
     config.get("dask")["n-workers"] = 99
     assert config.get("optimize.passes") == [
+        "pushdown",
         "reblock",
         "cse",
         "simplify",

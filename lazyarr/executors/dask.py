@@ -405,6 +405,7 @@ class DaskExecutor:
         stats.seconds = time.perf_counter() - t0
         stats.blocks = graph.nblocks
         stats.extra["tasks"] = len(graph)
+        stats.extra["task_kinds"] = graph.kinds()
         self._record(client, plan, stats, retries)
         return result
 

@@ -74,6 +74,7 @@ class NumpyExecutor:
         values: list[Any] = [None] * len(tasks)
         seconds = [0.0] * len(graph.stages)
         stats.extra["tasks"] = len(tasks)
+        stats.extra["task_kinds"] = graph.kinds()
         progress.start(graph.nblocks)
         try:
             for tid, task in enumerate(tasks):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
 from lazyarr.optimize.context import PassContext
-from lazyarr.optimize.passes import cse, fuse, layout, place, reblock, simplify
+from lazyarr.optimize.passes import cse, fuse, layout, place, pushdown, reblock, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
@@ -22,6 +22,7 @@ PassFn = Callable[[Plan, PassContext], Plan]
 
 # The order passes run in. reblock, layout and place only act when there are several workers.
 PASSES: dict[str, PassFn] = {
+    "pushdown": pushdown.run,
     "reblock": reblock.run,
     "cse": cse.run,
     "simplify": simplify.run,

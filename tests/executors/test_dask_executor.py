@@ -482,3 +482,12 @@ def test_ctrl_c_cancels_the_submitted_blocks(dask_ex):
     assert ran < tasks / 2  # cancelled, not run to the end
     # still usable
     np.testing.assert_array_equal(la.arange(5, chunks=2).compute(executor="dask"), np.arange(5))
+
+
+def test_peeks_run_only_what_the_slice_needs(dask_ex):
+    """Slice pushdown and culling on a cluster: a peek is one or two tasks, values as local."""
+    x = la.random.random((40_000, 500), chunks=(1_000, 500))  # 160 MB, 40 blocks
+    for y, tasks in [(x[:10], 1), ((x * 2)[5], 2), ((x * 2 + 1)[-1, :3], 2)]:
+        got = y.compute(executor="dask")
+        assert sum(la.last_run().stats.extra["task_kinds"].values()) <= tasks
+        np.testing.assert_array_equal(got, y.compute(executor="numpy"))

@@ -114,7 +114,7 @@ def test_stage_raw_and_after_a_pass():
     assert raw.history == ()
     assert "Passes: none run (the raw graph)" in explain(y, stage="raw")
     after, _, _ = plan_of(y, stage="cse")
-    assert [h.name for h in after.history] == ["reblock", "cse"]
+    assert [h.name for h in after.history] == ["pushdown", "reblock", "cse"]
     with pytest.raises(ValueError, match=r"unknown stage 'nope'.*raw"):
         explain(y, stage="nope")
     with pytest.raises(ValueError, match="cannot be combined"):

@@ -19,6 +19,7 @@ import numpy as np
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, SourceOp
 from lazyarr.graph.token import ArrayData
+from lazyarr.graph.window import Window
 
 __all__ = [
     "Arange",
@@ -84,9 +85,12 @@ class Generated(SourceOp):
     not the user's, so planning may re-block it for the cluster. It is part
     of the key: an auto-chunked array and one with the same chunks given
     explicitly are different expressions (their plans may differ).
+    ``window`` (set by slice pushdown) makes the source hold only those
+    elements of the array its parameters describe (of shape ``window.base``).
     """
 
     auto_chunks: bool = False
+    window: Window | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,6 +6,8 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Arange, Eye, FromArray, FromBlocks, Full, Linspace, Random
+from lazyarr.graph.ops.creation import Generated
+from lazyarr.graph.window import AxisRun, forward
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.kernels.reference import philox
 from lazyarr.kernels.reference.distributions import distribution
@@ -38,31 +40,44 @@ def full(op: Full, expr: Expr, out: Region) -> np.ndarray:
     return np.full(_shape(out), op.value, dtype=expr.dtype)
 
 
+def _runs(op: Generated, expr: Expr, out: Region) -> tuple[tuple[AxisRun, ...], tuple[int, ...]]:
+    """The base positions of ``out`` per base axis, and the base shape (a window's, if any)."""
+    if op.window is None:
+        return tuple((sl.start, 1, sl.stop - sl.start) for sl in out), expr.shape
+    return op.window.base_runs(out), op.window.base
+
+
+def _positions(run: AxisRun) -> np.ndarray:
+    start, step, count = run
+    return start + step * np.arange(count, dtype=np.int64)
+
+
 @register(Arange)
 def arange(op: Arange, expr: Expr, out: Region) -> np.ndarray:
     # NumPy's fill: the first two values are cast to the dtype, then
     # ``first + i * (second - first)`` in that dtype (integers wrap)
-    (sl,) = out
+    (run,), _ = _runs(op, expr, out)
+    i = _positions(run)
     dtype = expr.dtype
     if dtype.kind == "b":  # at most two values (arange() refuses longer bool ranges)
-        return np.array([op.start, op.start + op.step]).astype(bool)[sl.start : sl.stop]
+        return np.array([op.start, op.start + op.step]).astype(bool)[i].reshape(_shape(out))
     with np.errstate(all="ignore"):
         first = np.asarray(op.start).astype(dtype)
         delta = np.asarray(op.start + op.step).astype(dtype) - first
-        i = np.arange(sl.start, sl.stop).astype(dtype)
-        return np.asarray(first + i * delta, dtype=dtype)
+        return np.asarray(first + i.astype(dtype) * delta, dtype=dtype).reshape(_shape(out))
 
 
 @register(Linspace)
 def linspace(op: Linspace, expr: Expr, out: Region) -> np.ndarray:
     # numpy.linspace's arithmetic, on the indices of this block only
-    (sl,) = out
+    (run,), _ = _runs(op, expr, out)
+    i = _positions(run)
     num = op.num
     div = (num - 1) if op.endpoint else num
     dt = np.result_type(op.start, op.stop, 1.0)
     start = np.asarray(op.start, dtype=dt)
     delta = np.subtract(op.stop, op.start, dtype=dt)
-    y = np.arange(sl.start, sl.stop, dtype=dt)
+    y = i.astype(dt)
     with np.errstate(all="ignore"):
         if div > 0:
             step = delta / div
@@ -70,19 +85,20 @@ def linspace(op: Linspace, expr: Expr, out: Region) -> np.ndarray:
         else:
             y = y * delta
         y = y + start
-    if op.endpoint and num > 1 and sl.stop == num and sl.stop > sl.start:
-        y[-1] = op.stop
+    if op.endpoint and num > 1:
+        y[i == num - 1] = op.stop
     if expr.dtype.kind in "iu" and dt.kind != "c":
         y = np.floor(y)
     with np.errstate(all="ignore"):
-        return y.astype(expr.dtype, copy=False)
+        return y.astype(expr.dtype, copy=False).reshape(_shape(out))
 
 
 @register(Eye)
 def eye(op: Eye, expr: Expr, out: Region) -> np.ndarray:
-    rows = np.arange(out[0].start, out[0].stop)[:, None]
-    cols = np.arange(out[1].start, out[1].stop)[None, :]
-    return (cols - rows == op.k).astype(expr.dtype)
+    (r, c), _ = _runs(op, expr, out)
+    rows = _positions(r)[:, None]
+    cols = _positions(c)[None, :]
+    return (cols - rows == op.k).astype(expr.dtype).reshape(_shape(out))
 
 
 PIECE_WORDS = 1 << 14
@@ -97,16 +113,24 @@ def random(op: Random, expr: Expr, out: Region) -> np.ndarray:
     # only its own elements and no value depends on the chunking
     per, convert = distribution(op.dist)
     k = philox.key(op.seed)
-    r = philox.runs(expr.shape, out)
+    if op.window is None:
+        r, flip = philox.runs(expr.shape, out), ()
+    else:
+        fwd, flip = forward(op.window.base_runs(out))
+        r = philox.strided_runs(op.window.base, fwd)
     piece = PIECE_WORDS // per
     if r.outer or r.run <= 2 * piece:
         words = philox.region_words(k, r, per)
         if not r.counts:  # 0-d: ufuncs would return scalars
             words = words[None]
-        return convert(words, op.args, expr.dtype).reshape(r.counts)
-    result = np.empty(r.run, dtype=expr.dtype)
-    for lo in range(0, r.run, piece):
-        hi = min(r.run, lo + piece)
-        words = philox.stream(k, (r.start + lo) * per, (hi - lo) * per)
-        result[lo:hi] = convert(words.reshape(hi - lo, per), op.args, expr.dtype)
-    return result.reshape(r.counts)
+        values = convert(words, op.args, expr.dtype).reshape(r.counts)
+    else:
+        values = np.empty(r.run, dtype=expr.dtype)
+        for lo in range(0, r.run, piece):
+            hi = min(r.run, lo + piece)
+            words = philox.stream(k, (r.start + lo) * per, (hi - lo) * per)
+            values[lo:hi] = convert(words.reshape(hi - lo, per), op.args, expr.dtype)
+        values = values.reshape(r.counts)
+    if flip:
+        values = np.flip(values, flip)
+    return values.reshape(_shape(out))

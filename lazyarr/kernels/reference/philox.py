@@ -124,14 +124,24 @@ def runs(shape: tuple[int, ...], region: Region) -> Runs:
     if len(shape) == 1:  # the common case, kept short
         (sl,) = region
         return Runs((sl.stop - sl.start,), sl.start, sl.stop - sl.start, ())
-    counts = tuple(sl.stop - sl.start for sl in region)
+    return strided_runs(shape, tuple((sl.start, 1, sl.stop - sl.start) for sl in region))
+
+
+def strided_runs(shape: tuple[int, ...], axes: tuple[tuple[int, int, int], ...]) -> Runs:
+    """The runs of the positions ``start + step * i`` (``i < count``) per axis of an
+    array of ``shape`` (steps positive): a window's elements, in C order."""
+    counts = tuple(c for _, _, c in axes)
+    if not shape:
+        return Runs((), 0, 1, ())
     strides = _strides(shape)
-    start = sum(sl.start * st for sl, st in zip(region, strides, strict=True))
+    start = sum(s * st for (s, _, _), st in zip(axes, strides, strict=True))
     ax = len(shape) - 1
     while ax > 0 and counts[ax] == shape[ax]:
         ax -= 1
-    run = counts[ax] * strides[ax] if shape else 1
-    outer = tuple((counts[a], strides[a]) for a in range(ax) if counts[a] > 1)
+    # the run covers axis ``ax`` when its positions are adjacent, else one element of it
+    last = ax if axes[ax][1] == 1 or counts[ax] <= 1 else ax + 1
+    run = counts[ax] * strides[ax] if last == ax else strides[ax]
+    outer = tuple((counts[a], axes[a][1] * strides[a]) for a in range(last) if counts[a] > 1)
     return Runs(counts, start, run, outer)
 
 
