@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,io]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check lazyarr tests bench
 
 bench: $(STAMP)
-	$(PY) -m pip install -q -e ".[test,bench]"
+	$(PY) -m pip install -q -e ".[test,io,bench]"
 	$(PY) bench/overhead.py
 	$(PY) bench/local.py
 	$(PY) bench/distributed_placement.py

@@ -20,6 +20,8 @@ from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
 from lazyarr.namespace.extras import *  # noqa: F403
 from lazyarr.namespace.indexing import *  # noqa: F403
+from lazyarr.namespace.io import from_npy as from_npy
+from lazyarr.namespace.io import from_zarr as from_zarr
 from lazyarr.namespace.linalg import *  # noqa: F403
 from lazyarr.namespace.manipulation import *  # noqa: F403
 from lazyarr.namespace.reductions import *  # noqa: F403

@@ -239,9 +239,7 @@ class _Run:
             by_worker.setdefault(where, {})[k] = _local_block(stage, task.index)
         futures: dict[str, Future] = {}
         for addr, data in by_worker.items():
-            futures.update(
-                self.client.scatter(data, workers=[addr] if addr else None, hash=False)
-            )
+            futures.update(self.client.scatter(data, workers=[addr] if addr else None, hash=False))
         return [futures[k] for k in keys]
 
     def _persisted(self, stage: Stage, index: Index) -> Future:

@@ -187,7 +187,6 @@ class _Run:
         return value
 
 
-
 class NumbaExecutor:
     """Runs fused stages as Numba-compiled loops on a thread pool (local, in process)."""
 

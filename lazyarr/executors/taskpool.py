@@ -192,4 +192,3 @@ def run_graph(
         for f in futures:
             f.result() if state.error is None else f.exception()
     return state.peak, state.seconds, state.blocks_done
-

@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "Chunks",
     "Grid",
+    "aligned_chunks",
     "auto_chunks",
     "block_index_iter",
     "block_slices",
@@ -92,6 +93,27 @@ def auto_chunks(shape: Sequence[int], itemsize: int, limit_bytes: int) -> Chunks
     for ax in range(split_at - 1, -1, -1):
         out[ax] = regular_chunks(shape[ax], 1)
     return tuple(out)
+
+
+def aligned_chunks(
+    shape: Sequence[int], itemsize: int, stored: Sequence[int], limit_bytes: int
+) -> Chunks:
+    """Blocks that are whole multiples of the storage's chunks ``stored``, near ``limit_bytes``.
+
+    Every block then reads whole stored chunks (no stored chunk is read by two
+    blocks). Trailing axes grow first (C order keeps rows contiguous); a block
+    is never smaller than one stored chunk, even above the limit.
+    """
+    budget = max(1, limit_bytes // max(1, itemsize))
+    block = [max(1, min(int(c), n)) if n else 1 for c, n in zip(stored, shape)]
+    for ax in range(len(shape) - 1, -1, -1):
+        others = math.prod(block) // block[ax]
+        fit = max(1, budget // max(1, others * block[ax]))
+        most = max(1, math.ceil(shape[ax] / block[ax]))
+        block[ax] = min(shape[ax], block[ax] * min(fit, most)) or 1
+        if fit < most:
+            break
+    return tuple(regular_chunks(n, b) for n, b in zip(shape, block))
 
 
 def _is_intlike(x: Any) -> bool:

@@ -15,6 +15,7 @@ from lazyarr.graph.ops import Arange, Eye, Linspace
 from lazyarr.graph.ops import full as full_op
 from lazyarr.graph.ops.creation import Generated
 from lazyarr.namespace._register import implements
+from lazyarr.namespace.io import array_like, is_array_like
 
 __all__ = [
     "arange",
@@ -101,7 +102,15 @@ def array(obj: Any, dtype: Any = None, *, copy: bool = True, chunks: Any = "auto
 
 
 def from_array(x: Any, chunks: Any = "auto") -> LazyArray:
-    """A lazy array over an existing array (Dask's name for :func:`asarray`)."""
+    """A lazy array over an existing array (Dask's name for :func:`asarray`).
+
+    Stored arrays (zarr arrays, h5py datasets, netCDF4 variables: anything with
+    ``shape``, ``dtype`` and ``__getitem__`` that is not a NumPy array) are
+    never read here: each block is read when it runs, in blocks that are
+    multiples of the storage's chunks unless ``chunks`` says otherwise.
+    """
+    if is_array_like(x):
+        return array_like(x, None if is_auto(chunks) else chunks)
     return asarray(x, chunks=chunks)
 
 

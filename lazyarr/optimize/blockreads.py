@@ -199,8 +199,8 @@ class StageReads:
         if kind in ("map", "reduce") and is_elementwise_group(group):
             grid = self.body_grid if kind == "reduce" else self.grid
             shape = self.body.shape if kind == "reduce" else self.expr.shape
-            positions = [0] if kind == "reduce" and not group else _read_positions(
-                group, self.input_exprs
+            positions = (
+                [0] if kind == "reduce" and not group else _read_positions(group, self.input_exprs)
             )
             self._projection = _Projection(self.input_exprs, positions, shape, grid.chunks)
             self.regions_computed += self._projection.work

@@ -34,7 +34,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.ops import FromArray, FromBlocks
-from lazyarr.graph.ops.creation import Generated
+from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
 from lazyarr.optimize.placement.planner import combine_schedule, fan_in
@@ -103,9 +103,9 @@ class _Lowering:
             reads = self.reads[si]
             spec = self.specs[si]
             if stage.kind == "source":
-                # a generated source each of whose blocks one task reads is made in that task
-                # (no task, no stored block; a reader may cut just the region it needs)
-                if self.in_place and isinstance(stage.expr.op, Generated):
+                # a generated or read source each of whose blocks one task reads is made in
+                # that task (no task, no stored block; it makes just the region needed)
+                if self.in_place and isinstance(stage.expr.op, Windowed):
                     self.direct[si] = si not in self.outputs and int(need.max()) <= 1
                 continue
             everything = bool(need.all())

@@ -491,3 +491,21 @@ def test_peeks_run_only_what_the_slice_needs(dask_ex):
         got = y.compute(executor="dask")
         assert sum(la.last_run().stats.extra["task_kinds"].values()) <= tasks
         np.testing.assert_array_equal(got, y.compute(executor="numpy"))
+
+
+def test_stored_arrays_are_read_on_the_workers(dask_ex, tmp_path):
+    """zarr and HDF5 blocks are read by tasks on the workers (reopened there), not sent."""
+    import h5py
+    import zarr
+
+    a = np.arange(40 * 6, dtype=np.float64).reshape(40, 6)
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=a.shape, chunks=(10, 6), dtype="f8")
+    z[:] = a
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        f.create_dataset("d", data=a, chunks=(10, 6))
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        h = la.from_array(f["d"], chunks=(10, 6))
+    for x in [la.from_zarr(str(tmp_path / "a.zarr"), chunks=(10, 6)), h]:
+        np.testing.assert_allclose((x - x.mean(axis=0)).compute(executor="dask"), a - a.mean(0))
+        assert la.last_run().stats.extra["task_kinds"]["SOURCE"] == 4
+        np.testing.assert_array_equal(x[::-7, 2].compute(executor="dask"), a[::-7, 2])

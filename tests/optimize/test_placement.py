@@ -540,4 +540,3 @@ def test_results_identical_with_passes_on_or_off():
     (want,) = ex.execute(plain, plain.outputs)
     (got,) = ex.execute(place.run(layout.run(plain, CTX), CTX), plain.outputs)
     assert np.array_equal(got, want)
-

@@ -27,10 +27,12 @@ __all__ = [
     "Eye",
     "FromArray",
     "FromBlocks",
+    "FromReader",
     "Full",
     "Generated",
     "Linspace",
     "Random",
+    "Windowed",
     "from_array",
     "full",
 ]
@@ -78,19 +80,44 @@ class FromBlocks(SourceOp):
 
 
 @dataclasses.dataclass(frozen=True)
-class Generated(SourceOp):
+class Windowed(SourceOp):
+    """A source that makes any region alone, at the cost of that region.
+
+    ``window`` (set by slice pushdown) makes it hold only those elements of
+    its full array (of shape ``window.base``); a block of a windowed source
+    makes only its own elements. Lowering lets the one task that reads such
+    a block make it in place (no stored copy).
+    """
+
+    window: Window | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FromReader(Windowed):
+    """Blocks are read from stored data (zarr, HDF5, ``.npy``, any array-like) when they run.
+
+    ``reader`` has ``shape``, ``dtype``, a ``token`` (its identity in keys)
+    and ``read(slices)``; see :mod:`lazyarr.io.readers`.
+    """
+
+    name = "read"
+    reader: Any = None
+
+    def label(self) -> str:
+        return "read"
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated(Windowed):
     """A source whose values depend on its parameters and shape, never on its chunks.
 
     ``auto_chunks`` records that the chunks were lazyarr's choice (``"auto"``),
     not the user's, so planning may re-block it for the cluster. It is part
     of the key: an auto-chunked array and one with the same chunks given
     explicitly are different expressions (their plans may differ).
-    ``window`` (set by slice pushdown) makes the source hold only those
-    elements of the array its parameters describe (of shape ``window.base``).
     """
 
     auto_chunks: bool = False
-    window: Window | None = None
 
 
 @dataclasses.dataclass(frozen=True)

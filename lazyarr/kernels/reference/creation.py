@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
-from lazyarr.graph.ops import Arange, Eye, FromArray, FromBlocks, Full, Linspace, Random
-from lazyarr.graph.ops.creation import Generated
+from lazyarr.graph.ops import Arange, Eye, FromArray, FromBlocks, FromReader, Full, Linspace, Random
+from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.window import AxisRun, forward
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.kernels.reference import philox
@@ -35,12 +35,25 @@ def from_blocks(op: FromBlocks, expr: Expr, out: Region) -> np.ndarray:
     return op.store.blocks[index][local]
 
 
+@register(FromReader)
+def from_reader(op: FromReader, expr: Expr, out: Region) -> np.ndarray:
+    # read the box of positions with positive steps, then flip the reversed axes
+    fwd, flip = forward(_runs(op, expr, out)[0])
+    block = op.reader.read(
+        tuple(slice(s, s + st * (n - 1) + 1 if n else s, st) for s, st, n in fwd)
+    )
+    block = np.asarray(block, dtype=expr.dtype)
+    if flip:
+        block = np.flip(block, flip)
+    return block.reshape(_shape(out))
+
+
 @register(Full)
 def full(op: Full, expr: Expr, out: Region) -> np.ndarray:
     return np.full(_shape(out), op.value, dtype=expr.dtype)
 
 
-def _runs(op: Generated, expr: Expr, out: Region) -> tuple[tuple[AxisRun, ...], tuple[int, ...]]:
+def _runs(op: Windowed, expr: Expr, out: Region) -> tuple[tuple[AxisRun, ...], tuple[int, ...]]:
     """The base positions of ``out`` per base axis, and the base shape (a window's, if any)."""
     if op.window is None:
         return tuple((sl.start, 1, sl.stop - sl.start) for sl in out), expr.shape

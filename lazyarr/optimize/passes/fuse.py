@@ -29,9 +29,7 @@ def _folds_operands(plan: Plan, s: Stage) -> bool:
     return any(i not in outputs and is_operand_op(plan.stages[i].expr) for i in s.inputs)
 
 
-def _refusal(
-    plan: Plan, name: str, groups: dict[str, set[str]], ctx: PassContext
-) -> str | None:
+def _refusal(plan: Plan, name: str, groups: dict[str, set[str]], ctx: PassContext) -> str | None:
     """Why stage ``name`` cannot join its readers' groups (None: it can)."""
     s = plan.stages[name]
     if is_contraction(s.expr) and _folds_operands(plan, s):

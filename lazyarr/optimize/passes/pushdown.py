@@ -14,7 +14,7 @@ stay where they are):
   gets the index of its own axes (a broadcast axis of size one keeps its
   only element, missing leading axes drop their entries);
 * a basic index of a basic index: the two compose into one;
-* generated sources take a window; in-memory sources take a view.
+* generated sources and readers take a window; in-memory sources take a view.
 
 Every rewritten index keeps its shape, dtype and chunks, so nothing
 downstream changes. Without this pass results are the same; culling in the
@@ -29,7 +29,7 @@ import dataclasses
 from lazyarr.graph.build import build
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, FromArray
-from lazyarr.graph.ops.creation import Generated
+from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.indexing import GetItem, getitem
 from lazyarr.graph.token import ArrayData
 from lazyarr.graph.window import BasicIndex, Window, as_slices
@@ -111,7 +111,7 @@ class _Pusher:
     def _into(self, x: Expr, index: BasicIndex, e: Expr, depth: int) -> Expr | None:
         """``x[index]`` (shape, dtype and chunks of ``e``) without the getitem, or None."""
         op = x.op
-        if isinstance(op, Generated):
+        if isinstance(op, Windowed):
             window = (op.window or Window.whole(x.shape)).then(index)
             new = Expr(dataclasses.replace(op, window=window), (), e.shape, e.dtype, e.chunks)
             self.notes[new.name] = f"{e.name}: {op.label()} makes only the indexed elements"

@@ -1,0 +1,1 @@
+"""Stored arrays: readers (and writers) of zarr, HDF5 and .npy, run inside executors."""

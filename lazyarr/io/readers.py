@@ -1,0 +1,183 @@
+"""Readers: regions of arrays kept outside this process's memory, read when a block runs.
+
+A reader stands for one stored array (a zarr array, an HDF5 dataset, a
+``.npy`` file, or any object with ``shape``, ``dtype`` and ``__getitem__``).
+It is held by a :class:`~lazyarr.graph.ops.creation.FromReader` source and
+read inside the executor: on the numba executor's threads, on the dask
+workers. It pickles as a *description* (a file name and a dataset path, or
+the object itself where the object pickles as one, like a zarr array), so a
+worker reopens the data instead of receiving it through the client. Opened
+handles are kept per process (HDF5 files and memmaps are opened once).
+
+``token`` is the reader's identity in expression keys: the location,
+the layout and a modification stamp where the storage has one, so two
+reads of one array are shared and a rewritten file is a new key.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ArrayLikeReader", "HDF5Reader", "NpyReader", "Reader", "reader_for"]
+
+
+class Reader:
+    """Base: ``shape``, ``dtype``, the source's own ``chunks`` (or None) and a ``token``."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    chunks: tuple[int, ...] | None
+    token: str
+
+    @property
+    def __lazyarr_token__(self) -> str:
+        return self.token
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reader) and other.token == self.token
+
+    def __hash__(self) -> int:
+        return hash(self.token)
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        """The elements at ``where`` (one slice per axis, steps positive) as an ndarray."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Where the data is, in words (for plans and errors)."""
+        raise NotImplementedError
+
+
+def _stamp(path: str) -> str:
+    """Modification time and size of ``path`` (empty if it cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+class ArrayLikeReader(Reader):
+    """Any object with ``shape``, ``dtype`` and ``__getitem__``; pickled with the object.
+
+    zarr arrays pickle as their store and path (a worker reopens them); for
+    other objects the identity is fresh per reader (nothing else is known
+    about them), and the object must pickle to run on a cluster.
+    """
+
+    def __init__(self, obj: Any, token: str | None = None) -> None:
+        self.obj = obj
+        self.shape = tuple(int(n) for n in obj.shape)
+        self.dtype = np.dtype(obj.dtype)
+        chunks = getattr(obj, "chunks", None)
+        self.chunks = tuple(int(c) for c in chunks) if _chunk_shape(chunks, self.shape) else None
+        self.token = token or _zarr_token(obj) or f"array-like:{uuid.uuid4().hex}"
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        return np.asarray(self.obj[where])
+
+    def describe(self) -> str:
+        return f"{type(self.obj).__module__}.{type(self.obj).__name__} {self.shape}"
+
+
+def _chunk_shape(chunks: Any, shape: tuple[int, ...]) -> bool:
+    """True when ``chunks`` is a block shape for ``shape`` (one positive int per axis)."""
+    return (
+        isinstance(chunks, tuple)
+        and len(chunks) == len(shape)
+        and all(isinstance(c, (int, np.integer)) and c > 0 for c in chunks)
+    )
+
+
+def _zarr_token(obj: Any) -> str | None:
+    """``zarr:<store>/<path>`` with the stamp of its metadata, for zarr arrays on a local store."""
+    store = getattr(obj, "store", None)
+    root = getattr(store, "root", None)
+    if root is None or not hasattr(obj, "metadata"):
+        return None
+    path = getattr(obj, "path", "") or ""
+    meta = os.path.join(str(root), path, "zarr.json")
+    if not os.path.exists(meta):
+        meta = os.path.join(str(root), path, ".zarray")
+    return f"zarr:{root}/{path}:{obj.shape}:{getattr(obj, 'chunks', '')}:{_stamp(meta)}"
+
+
+_OPEN = threading.local()
+
+
+def _opened(key: tuple, opener: Any) -> Any:
+    """A handle opened once per thread and process (HDF5 handles are not shared by threads)."""
+    cache = getattr(_OPEN, "handles", None)
+    if cache is None:
+        cache = _OPEN.handles = {}
+    handle = cache.get(key)
+    if handle is None:
+        handle = cache[key] = opener()
+    return handle
+
+
+class HDF5Reader(Reader):
+    """A dataset of an HDF5 (or NetCDF-4) file, reopened by file name where it is read."""
+
+    def __init__(self, filename: str, dataset: str) -> None:
+        import h5py
+
+        self.filename = os.path.abspath(filename)
+        self.dataset = dataset
+        with h5py.File(self.filename, "r") as f:
+            d = f[dataset]
+            self.shape = tuple(d.shape)
+            self.dtype = np.dtype(d.dtype)
+            self.chunks = tuple(d.chunks) if d.chunks else None
+        self.token = f"hdf5:{self.filename}:{dataset}:{_stamp(self.filename)}"
+
+    def _dataset(self) -> Any:
+        import h5py
+
+        f = _opened(("hdf5", self.filename), lambda: h5py.File(self.filename, "r"))
+        return f[self.dataset]
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        d = self._dataset()
+        if any(s.step != 1 for s in where):  # h5py reads strided selections slowly: read, then step
+            box = tuple(slice(s.start, s.stop) for s in where)
+            return np.asarray(d[box])[tuple(slice(None, None, s.step) for s in where)]
+        return np.asarray(d[where])
+
+    def describe(self) -> str:
+        return f"HDF5 {self.filename}:{self.dataset} {self.shape}"
+
+
+class NpyReader(Reader):
+    """A ``.npy`` file, memory-mapped where it is read (only the read pages come in)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        m = np.load(self.path, mmap_mode="r")
+        self.shape = tuple(m.shape)
+        self.dtype = m.dtype
+        self.chunks = None
+        self.token = f"npy:{self.path}:{_stamp(self.path)}"
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        m = _opened(("npy", self.path, self.token), lambda: np.load(self.path, mmap_mode="r"))
+        return np.array(m[where])  # a copy: blocks never alias the file
+
+    def describe(self) -> str:
+        return f".npy {self.path} {self.shape}"
+
+
+def reader_for(obj: Any) -> Reader:
+    """The reader of an array-like: HDF5 datasets by file name, everything else as it is."""
+    module = type(obj).__module__
+    if module.startswith("h5py"):
+        return HDF5Reader(obj.file.filename, obj.name)
+    for attr in ("shape", "dtype", "__getitem__"):
+        if not hasattr(obj, attr):
+            raise TypeError(f"{type(obj).__name__} has no {attr!r}: it cannot be read as an array")
+    return ArrayLikeReader(obj)
