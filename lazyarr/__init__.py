@@ -22,6 +22,9 @@ from lazyarr.namespace.extras import *  # noqa: F403
 from lazyarr.namespace.indexing import *  # noqa: F403
 from lazyarr.namespace.io import from_npy as from_npy
 from lazyarr.namespace.io import from_zarr as from_zarr
+from lazyarr.namespace.io import store as store
+from lazyarr.namespace.io import to_npy as to_npy
+from lazyarr.namespace.io import to_zarr as to_zarr
 from lazyarr.namespace.linalg import *  # noqa: F403
 from lazyarr.namespace.manipulation import *  # noqa: F403
 from lazyarr.namespace.reductions import *  # noqa: F403

@@ -209,6 +209,14 @@ class LazyArray:
         (expr,) = api.persist_exprs([self._expr], executor=executor, **options)
         return wrap(expr)
 
+    def to_zarr(self, url: Any, component: str | None = None, **options: Any) -> Any:
+        """Write this array to a new zarr array, block by block (see ``lazyarr.to_zarr``)."""
+        return _NAMESPACE["module"].to_zarr(self, url, component, **options)
+
+    def store(self, target: Any, region: Any = None, **options: Any) -> Any:
+        """Write this array into ``target`` block by block (see ``lazyarr.store``)."""
+        return _NAMESPACE["module"].store(self, target, region, **options)
+
     def rechunk(self, chunks: Any = "auto") -> LazyArray:
         """The same values on another block grid."""
         return wrap(rechunk_op(self._expr, chunks_for(chunks, self.shape, self.dtype)))

@@ -509,3 +509,19 @@ def test_stored_arrays_are_read_on_the_workers(dask_ex, tmp_path):
         np.testing.assert_allclose((x - x.mean(axis=0)).compute(executor="dask"), a - a.mean(0))
         assert la.last_run().stats.extra["task_kinds"]["SOURCE"] == 4
         np.testing.assert_array_equal(x[::-7, 2].compute(executor="dask"), a[::-7, 2])
+
+
+def test_writes_happen_on_the_workers(dask_ex, tmp_path):
+    """to_zarr on a cluster: workers write their blocks; only counts come back."""
+    import zarr
+
+    a = np.arange(50 * 4, dtype=np.float64).reshape(50, 4)
+    src = zarr.create_array(str(tmp_path / "in.zarr"), shape=a.shape, chunks=(7, 4), dtype="f8")
+    src[:] = a
+    x = la.from_zarr(str(tmp_path / "in.zarr"), chunks=(10, 4))
+    dst = zarr.create_array(str(tmp_path / "out.zarr"), shape=a.shape, chunks=(6, 4), dtype="f8")
+    counts = la.store(x * 2, dst, compute=False).compute(executor="dask")
+    assert counts.sum() == a.size  # what came back: one count per block
+    np.testing.assert_array_equal(dst[:], a * 2)
+    with pytest.raises(TypeError, match="written in this process only"):
+        la.store(x, np.zeros_like(a), executor="dask")

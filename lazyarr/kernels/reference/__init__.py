@@ -13,6 +13,7 @@ from lazyarr.kernels.reference import (  # noqa: F401  (imported to register ker
     reduction,
     sorting,
     statistics,
+    store,
 )
 from lazyarr.kernels.reference.registry import ReduceKernel, kernel_for, register
 

@@ -1,0 +1,86 @@
+"""Writers: targets that blocks are written into where they are computed.
+
+A writer wraps a target with ``__setitem__`` (a zarr array, an h5py
+dataset, a NumPy array or memmap). It is held by a
+:class:`~lazyarr.graph.ops.store.Write` sink and called by the task that
+computed the block. A zarr array pickles as its store and path, so dask
+workers write to the store directly; a target that lives in this process's
+memory refuses to be pickled (a worker would write into its own copy).
+Each call writes whole stored chunks (the write op refuses blocks that
+split them), and zarr's local store writes each chunk to a temporary file
+and renames it, so an interrupted run leaves every chunk old or new, never
+half written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ArrayWriter", "writer_for"]
+
+
+class ArrayWriter:
+    """Writes blocks into ``target[where]``; its identity is fresh per store call."""
+
+    def __init__(self, target: Any) -> None:
+        for attr in ("shape", "dtype", "__setitem__"):
+            if not hasattr(target, attr):
+                raise TypeError(
+                    f"cannot store into {type(target).__name__}: it has no {attr!r} "
+                    "(targets are zarr arrays, h5py datasets, NumPy arrays or memmaps)"
+                )
+        self.target = target
+        self.shape = tuple(int(n) for n in target.shape)
+        self.dtype = np.dtype(target.dtype)
+        chunks = getattr(target, "chunks", None)
+        ok = isinstance(chunks, tuple) and len(chunks) == len(self.shape)
+        self.chunks = tuple(int(c) for c in chunks) if ok and all(chunks) else None
+        self.in_memory = isinstance(target, np.ndarray) or type(target).__module__.startswith(
+            "h5py"
+        )
+        self.token = f"write:{uuid.uuid4().hex}"
+
+    @property
+    def __lazyarr_token__(self) -> str:
+        return self.token
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArrayWriter) and other.token == self.token
+
+    def __hash__(self) -> int:
+        return hash(self.token)
+
+    def write(self, where: tuple[slice, ...], block: np.ndarray) -> None:
+        """Store ``block`` at ``where`` (whole stored chunks, or the array's edge)."""
+        self.target[where] = block
+
+    def describe(self) -> str:
+        store = getattr(self.target, "store", None)
+        path = getattr(self.target, "path", None) or getattr(self.target, "name", None)
+        where = f" {store}" if store is not None else ""
+        where += f":{path}" if path else ""
+        kind = f"{type(self.target).__module__.split('.')[0]}.{type(self.target).__name__}"
+        return f"{kind}{where} {self.shape}"
+
+    def __reduce__(self) -> Any:
+        if self.in_memory:
+            raise TypeError(
+                f"cannot send {self.describe()} to other processes: it is written in this "
+                "process only (store into a zarr array to write from dask workers, or "
+                "compute with a local executor)"
+            )
+        return (_rebuilt, (self.target, self.token))
+
+
+def _rebuilt(target: Any, token: str) -> ArrayWriter:
+    w = ArrayWriter(target)
+    w.token = token
+    return w
+
+
+def writer_for(target: Any) -> ArrayWriter:
+    """The writer of ``target`` (an existing writer is kept)."""
+    return target if isinstance(target, ArrayWriter) else ArrayWriter(target)
