@@ -17,8 +17,13 @@ __all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "is_auto", "sou
 
 
 def chunk_limit() -> int:
-    """The configured target block size in bytes (``array.chunk-size``)."""
-    return config.parse_bytes(config.get("array.chunk-size"))
+    """The target block size in bytes: ``array.chunk-size``, at most a sixteenth of
+    ``memory-limit`` (two threads each holding a few blocks, and room for more)."""
+    limit = config.parse_bytes(config.get("array.chunk-size"))
+    memory = config.get("memory-limit")
+    if memory is not None:
+        limit = min(limit, max(1, config.parse_bytes(memory) // 16))
+    return limit
 
 
 def chunks_for(chunks: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[tuple[int, ...], ...]:

@@ -20,9 +20,11 @@ import numpy as np
 from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.graph import build
+from lazyarr.graph.chunks import Grid
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
+from lazyarr.optimize.memory import MemoryEstimate, MemoryLimitError, estimate
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
 from lazyarr.progress import make_progress
@@ -119,6 +121,10 @@ def _cacheable(plan: Plan) -> bool:
 def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None) -> PassContext:
     """The passes' context: the executor's facts (``extra``) and the settings passes follow."""
     supports = getattr(registry.get(executor), "supports", None)
+    extra = dict(extra or {})
+    limit = config.get("memory-limit")
+    if limit is not None:  # the setting wins over what the executor reports
+        extra["memory_limit"] = config.parse_bytes(limit)
     return PassContext(
         executor=executor,
         check=check,
@@ -127,7 +133,7 @@ def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None
         reblock_min_bytes=config.parse_bytes(config.get("placement.reblock-min-bytes")),
         chunk_size=config.parse_bytes(config.get("array.chunk-size")),
         min_block_bytes=config.parse_bytes(config.get("array.min-chunk-size")),
-        **(extra or {}),
+        **extra,
     )
 
 
@@ -227,10 +233,40 @@ def _prepare(
 ) -> tuple[Any, Plan]:
     ex = resolve_executor(executor)
     context = getattr(ex, "plan_context", None)
-    plan = make_plan(
-        exprs, ex.name, passes_for(optimize_, passes), extra=context() if context else None
-    )
+    extra = context() if context else None
+    plan = make_plan(exprs, ex.name, passes_for(optimize_, passes), extra=extra)
+    check_memory(plan, pass_context(ex.name, False, extra))
     return ex, plan
+
+
+def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
+    """The predicted peak of one process (local executors) or one worker (dask) for ``plan``."""
+    workers = max(1, ctx.n_workers)
+    return estimate(plan, max(1, ctx.threads), workers, gathered=not ctx.workers)
+
+
+def check_memory(plan: Plan, ctx: PassContext) -> None:
+    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit."""
+    if ctx.memory_limit is None:
+        return
+    est = memory_estimate(plan, ctx)
+    if est.peak <= ctx.memory_limit:
+        return
+    room = ctx.memory_limit - est.held
+    if room <= 0 or est.block_bytes == 0:
+        advice = (
+            f"the results and held stages alone take {est.held:,} bytes: compute less at "
+            "once (write results with lazyarr.store / to_zarr instead of gathering them)"
+        )
+    else:
+        scale = room / (est.tasks_at_once * est.block_bytes)
+        block = plan.stages[est.block_stage].expr
+        now = int(np.max(Grid(block.chunks).block_sizes(), initial=0)) * block.dtype.itemsize
+        advice = (
+            f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
+            "array.chunk-size) would fit"
+        )
+    raise MemoryLimitError(f"stage {est.block_stage}: {est.explain(ctx.memory_limit)}; {advice}")
 
 
 def compute_exprs(

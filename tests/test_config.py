@@ -91,6 +91,7 @@ def test_effective_config_is_the_defaults_without_file_or_env():
         "fuse",
         "layout",
         "place",
+        "memory",
     ]
 
 
@@ -116,6 +117,7 @@ def test_get_returns_a_copy():
         "fuse",
         "layout",
         "place",
+        "memory",
     ]
     assert config.get("dask.n-workers") == 2
 

@@ -43,11 +43,13 @@ def worker_info(client: Client) -> dict[str, Any]:
     addrs = tuple(sorted(workers))
     limits = [w.get("memory_limit") for w in workers.values()]
     limits = [int(m) for m in limits if m]
+    threads = [int(w.get("nthreads") or 1) for w in workers.values()]
     return {
         "n_workers": len(addrs),
         "workers": addrs,
         "hosts": tuple(get_address_host(a) for a in addrs),
         "memory_limit": min(limits) if limits else None,
+        "threads": max(threads) if threads else 1,
     }
 
 

@@ -209,6 +209,10 @@ class NumbaExecutor:
         return NumbaKernels.supports(expr)
 
     # -- the thread pool: kept between computes, shut down after an error or Ctrl-C --
+    def plan_context(self) -> dict[str, Any]:
+        """Tasks that run at once (the threads), for memory planning."""
+        return {"threads": _threads()}
+
     def _acquire_pool(self, threads: int) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None or (self._pool_size != threads and self._active == 0):

@@ -26,7 +26,10 @@ class PassContext:
     hosts: tuple[str, ...] = ()
     """The host of each worker (same index), for cheaper same-host transfers."""
     memory_limit: int | None = None
-    """Bytes one worker may hold (placement avoids plans that exceed it)."""
+    """Bytes one process (numba, numpy) or worker (dask) may hold (``memory-limit``; on a
+    cluster, by default, the workers' own limit)."""
+    threads: int = 1
+    """Tasks that run at once in one process or worker (numba threads, dask worker threads)."""
     blocks_per_worker: int = 1
     """``placement.blocks-per-worker``: blocks the reblock pass aims at per worker."""
     reblock_min_bytes: int = 16 << 20

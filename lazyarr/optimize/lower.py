@@ -106,7 +106,8 @@ class _Lowering:
                 # a generated or read source each of whose blocks one task reads is made in
                 # that task (no task, no stored block; it makes just the region needed)
                 if self.in_place and isinstance(stage.expr.op, Windowed):
-                    self.direct[si] = si not in self.outputs and int(need.max()) <= 1
+                    once = stage.regenerate or int(need.max()) <= 1
+                    self.direct[si] = si not in self.outputs and once
                 continue
             everything = bool(need.all())
             indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)

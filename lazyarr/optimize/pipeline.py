@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from lazyarr.optimize.check import check_plan
 from lazyarr.optimize.context import PassContext
-from lazyarr.optimize.passes import cse, fuse, layout, place, pushdown, reblock, simplify
+from lazyarr.optimize.passes import cse, fuse, layout, memory, place, pushdown, reblock, simplify
 from lazyarr.optimize.plan import PassRecord, Plan
 
 __all__ = ["PASSES", "PassContext", "optimize", "optimize_until"]
@@ -29,6 +29,7 @@ PASSES: dict[str, PassFn] = {
     "fuse": fuse.run,
     "layout": layout.run,
     "place": place.run,
+    "memory": memory.run,
 }
 
 

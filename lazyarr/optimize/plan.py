@@ -94,6 +94,8 @@ class Stage:
     est_bytes: np.ndarray | None = None
     """Predicted bytes copied between workers to compute each block (int64)."""
     placement: Placement | None = None
+    regenerate: bool = False
+    """A source made inside every task that reads it, never stored (the ``memory`` pass)."""
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -231,6 +233,7 @@ class Plan:
                     "worker": None if s.worker is None else s.worker.tolist(),
                     "est_bytes": None if s.est_bytes is None else s.est_bytes.tolist(),
                     "placement": None if s.placement is None else s.placement.to_json(),
+                    "regenerate": s.regenerate,
                     "notes": s.notes,
                 }
                 for s in self.stages.values()
@@ -260,6 +263,7 @@ class Plan:
                 placement=None
                 if d.get("placement") is None
                 else Placement.from_json(d["placement"]),
+                regenerate=bool(d.get("regenerate", False)),
                 notes=d["notes"],
             )
         history = tuple(PassRecord(**h) for h in doc["history"])

@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
 from lazyarr.graph.chunks import Grid
-from lazyarr.graph.expr import Expr, Region
-from lazyarr.graph.group import external_reads, member_regions, root_input_regions
+from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.optimize.cost import expr_flops
+from lazyarr.optimize.memory import block_peak_bytes, largest_block, region_size
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -132,65 +131,6 @@ def _flops(e: Expr) -> float:
     return float(expr_flops(e))
 
 
-def _largest_block(expr: Expr) -> tuple[tuple[int, ...], Region]:
-    """The index and region of the block with the largest chunk along every axis."""
-    index = tuple(int(np.argmax(c)) if c else 0 for c in expr.chunks)
-    region = []
-    for c, i in zip(expr.chunks, index):
-        start = sum(c[:i])
-        region.append(slice(start, start + (c[i] if c else 0)))
-    return index, tuple(region)
-
-
-def _region_size(region: Region) -> int:
-    return math.prod(max(r.stop - r.start, 0) for r in region)
-
-
-def _group_bytes(stage: Stage, members: tuple[Expr, ...], root_inputs: tuple) -> int:
-    """Bytes held computing ``members``' root once: the input regions it reads and one
-    temporary per non-root member (the NumPy reference keeps them; generated kernels
-    keep fewer)."""
-    need = member_regions(members, root_inputs)
-    temps = sum(_region_size(need[m.key]) * m.dtype.itemsize for m in members[:-1])
-    reads = external_reads(members, stage.input_exprs, root_inputs, need)
-    held = sum(_region_size(r) * stage.input_exprs[pos].dtype.itemsize for pos, r in reads)
-    return temps + held
-
-
-def _peak_bytes(stage: Stage) -> int:
-    """Inputs read, temporaries and output of the largest block, in bytes.
-
-    A map block holds the input regions it reads, its fused temporaries and
-    its output; a contraction computed part by part holds one part's worth
-    plus the sum. A reduce block also holds one partial result per reduced
-    block.
-    """
-    expr = stage.expr
-    _, out = _largest_block(expr)
-    out_bytes = _region_size(out) * expr.dtype.itemsize
-    if stage.kind == "source":
-        return out_bytes
-    members = stage.members
-    if stage.kind == "map":
-        if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
-            parts = region_parts(expr, out)
-            worst = max((_group_bytes(stage, members, p) for p in parts), default=0)
-            return 2 * out_bytes + worst  # the running sum and one partial product
-        return out_bytes + _group_bytes(stage, members, root_input_regions(members, out))
-    # reduce: one body block at a time, plus the partials of every reduced block
-    body = expr.inputs[0]
-    _, body_region = _largest_block(body)
-    body_members = members[:-1]
-    if body_members:
-        held = _group_bytes(stage, body_members, root_input_regions(body_members, body_region))
-        held += _region_size(body_region) * body.dtype.itemsize
-    else:
-        held = _region_size(body_region) * body.dtype.itemsize
-    reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
-    partial = max(out_bytes, expr.dtype.itemsize)
-    return held + reduced * partial + out_bytes
-
-
 def block_nbytes(expr: Expr) -> np.ndarray:
     """Bytes of every block of ``expr``, shaped like its block grid."""
     return Grid(expr.chunks).block_sizes() * expr.dtype.itemsize
@@ -213,8 +153,8 @@ def stage_facts(stage: Stage, memory_limit: int | None = None, output: bool = Fa
     """The facts of one stage; ``over_limit`` when its peak exceeds ``memory_limit``."""
     expr = stage.expr
     peak = stage.notes.get("est_peak_bytes")
-    peak = int(peak) if isinstance(peak, (int, float)) else _peak_bytes(stage)
-    _, out = _largest_block(expr)
+    peak = int(peak) if isinstance(peak, (int, float)) else block_peak_bytes(stage)
+    _, out = largest_block(expr)
     workers, worker_bytes, moved = (
         _per_worker(stage) if stage.worker is not None else (None, None, None)
     )
@@ -231,7 +171,7 @@ def stage_facts(stage: Stage, memory_limit: int | None = None, output: bool = Fa
         nblocks=stage.nblocks,
         out_bytes=expr.nbytes,
         in_bytes=sum(e.nbytes for e in seen.values()),
-        block_bytes=_region_size(out) * expr.dtype.itemsize,
+        block_bytes=region_size(out) * expr.dtype.itemsize,
         peak_bytes=peak,
         flops=sum(_flops(m) for m in stage.members),
         over_limit=memory_limit is not None and peak > memory_limit,

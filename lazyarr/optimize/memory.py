@@ -1,0 +1,173 @@
+"""Memory planning: what one block holds, and what a whole run holds at its peak.
+
+:func:`block_peak_bytes` is one task's working set (input regions, fused
+temporaries, output; a reduce block adds its partials). :func:`estimate`
+predicts the peak of one process (numba, numpy) or one worker (dask):
+the tasks that run at once times the largest working set, plus the
+blocks that stay stored at once: stages that two stages read are held
+whole (the second reader may start only after the first has read every
+block, as with ``(x - x.mean(0)) / x.std(0)``), and the results gathered
+into this process. The ``memory`` pass uses it to make large generated and
+read sources inside each reader instead of holding them; compute refuses
+a plan whose estimate exceeds ``memory-limit`` (:class:`MemoryLimitError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.group import external_reads, member_regions, root_input_regions
+from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.graph.ops.creation import Windowed
+from lazyarr.graph.ops.store import Write
+from lazyarr.optimize.plan import Plan, Stage
+
+__all__ = [
+    "MemoryEstimate",
+    "MemoryLimitError",
+    "block_peak_bytes",
+    "estimate",
+    "held_whole",
+    "largest_block",
+    "region_size",
+]
+
+
+def largest_block(expr: Expr) -> tuple[tuple[int, ...], Region]:
+    """The index and region of the block with the largest chunk along every axis."""
+    index = tuple(int(np.argmax(c)) if c else 0 for c in expr.chunks)
+    region = []
+    for c, i in zip(expr.chunks, index):
+        start = sum(c[:i])
+        region.append(slice(start, start + (c[i] if c else 0)))
+    return index, tuple(region)
+
+
+def region_size(region: Region) -> int:
+    return math.prod(max(r.stop - r.start, 0) for r in region)
+
+
+def _group_bytes(stage: Stage, members: tuple[Expr, ...], root_inputs: tuple) -> int:
+    """Bytes held computing ``members``' root once: the input regions it reads and one
+    temporary per non-root member (the NumPy reference keeps them; generated kernels
+    keep fewer)."""
+    need = member_regions(members, root_inputs)
+    temps = sum(region_size(need[m.key]) * m.dtype.itemsize for m in members[:-1])
+    reads = external_reads(members, stage.input_exprs, root_inputs, need)
+    held = sum(region_size(r) * stage.input_exprs[pos].dtype.itemsize for pos, r in reads)
+    return temps + held
+
+
+def block_peak_bytes(stage: Stage) -> int:
+    """Inputs read, temporaries and output of the largest block, in bytes.
+
+    A map block holds the input regions it reads, its fused temporaries and
+    its output; a contraction computed part by part holds one part's worth
+    plus the sum. A reduce block also holds one partial result per reduced
+    block.
+    """
+    expr = stage.expr
+    _, out = largest_block(expr)
+    out_bytes = region_size(out) * expr.dtype.itemsize
+    if stage.kind == "source":
+        return out_bytes
+    members = stage.members
+    if stage.kind == "map":
+        if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
+            parts = region_parts(expr, out)
+            worst = max((_group_bytes(stage, members, p) for p in parts), default=0)
+            return 2 * out_bytes + worst  # the running sum and one partial product
+        return out_bytes + _group_bytes(stage, members, root_input_regions(members, out))
+    # reduce: one body block at a time, plus the partials of every reduced block
+    body = expr.inputs[0]
+    _, body_region = largest_block(body)
+    body_members = members[:-1]
+    if body_members:
+        held = _group_bytes(stage, body_members, root_input_regions(body_members, body_region))
+        held += region_size(body_region) * body.dtype.itemsize
+    else:
+        held = region_size(body_region) * body.dtype.itemsize
+    reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
+    partial = max(out_bytes, expr.dtype.itemsize)
+    return held + reduced * partial + out_bytes
+
+
+class MemoryLimitError(MemoryError):
+    """A plan's predicted peak exceeds ``memory-limit``; raised before anything runs."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryEstimate:
+    """The predicted peak bytes of one process or worker, and where they come from."""
+
+    peak: int
+    block_bytes: int
+    """The largest working set of one task."""
+    block_stage: str
+    """The stage with that working set ("" for a plan without tasks)."""
+    tasks_at_once: int
+    held: int
+    """Bytes of blocks stored at once: stages held whole, and gathered results."""
+    held_stages: tuple[str, ...]
+
+    def explain(self, limit: int | None) -> str:
+        """One line: the peak and its parts (and the limit, when there is one)."""
+        parts = f"{self.tasks_at_once} x {_fmt(self.block_bytes)} per task ({self.block_stage})"
+        if self.held:
+            parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
+        over = f" > memory-limit {_fmt(limit)}" if limit is not None and self.peak > limit else ""
+        return f"predicted peak {_fmt(self.peak)}{over}: {parts}"
+
+
+def _fmt(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _elsewhere(stage: Stage) -> bool:
+    """Blocks that are already in memory before the run (the user's arrays, persists)."""
+    return isinstance(stage.expr.op, (FromArray, FromBlocks))
+
+
+def held_whole(plan: Plan) -> list[str]:
+    """Stored stages that two or more stages read: all their blocks may be alive at once."""
+    readers = plan.readers
+    return [
+        n
+        for n, s in plan.stages.items()
+        if len(readers[n]) >= 2 and not s.regenerate and not _elsewhere(s)
+    ]
+
+
+def estimate(
+    plan: Plan, tasks_at_once: int, workers: int = 1, gathered: bool = True
+) -> MemoryEstimate:
+    """The peak of one process (``workers=1``) or of each of ``workers`` sharing the blocks.
+
+    ``gathered``: the results end up in this process (local executors).
+    """
+    worst, where = 0, ""
+    for s in plan.stages.values():
+        if _elsewhere(s) or isinstance(s.expr.op, Windowed):
+            continue  # a source's blocks are counted in its readers' working sets
+        b = block_peak_bytes(s)
+        if b > worst:
+            worst, where = b, s.name
+    held_names = held_whole(plan)
+    held = sum(plan.stages[n].expr.nbytes for n in held_names)
+    results = sum(
+        plan.stages[o].expr.nbytes
+        for o in plan.outputs
+        if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
+    )
+    held = math.ceil(held / max(1, workers)) + (results if gathered else 0)
+    peak = tasks_at_once * worst + held
+    return MemoryEstimate(peak, worst, where, tasks_at_once, held, tuple(held_names))

@@ -1,0 +1,135 @@
+"""The memory limit: plans that cannot fit are refused before they run; large sources
+read by two stages are made again by each reader; a run under the limit stays under it,
+measured as the peak RSS of a child process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from test_io_read import Recording
+
+import lazyarr as la
+from lazyarr import api
+from lazyarr.optimize.memory import MemoryLimitError, estimate
+
+A = np.arange(400 * 30, dtype=np.float64).reshape(400, 30) % 17 - 8
+
+
+def test_a_plan_that_cannot_fit_is_refused_before_anything_is_read():
+    r = Recording(A)
+    x = la.from_array(r, chunks=(100, 30))
+    with la.config.set({"memory-limit": "20KiB"}), pytest.raises(MemoryLimitError) as err:
+        (x * 2).compute()
+    assert r.reads == []  # refused before any block ran
+    msg = str(err.value)
+    assert "predicted peak" in msg and "memory-limit 20.0 KiB" in msg and "held" in msg
+    with la.config.set({"memory-limit": "40KiB"}):
+        with pytest.raises(MemoryLimitError, match=r"stage elementwise-\w+: .* would fit"):
+            la.store(la.sin(x) * 2, np.zeros_like(A))  # nothing gathered; blocks too big
+        la.store(la.sin(x.rechunk((20, 30))) * 2, out := np.zeros_like(A))
+        np.testing.assert_allclose(out, np.sin(A) * 2)
+
+
+def test_explain_shows_an_over_limit_plan_without_refusing():
+    x = la.random.random((1000, 100), chunks=(500, 100))
+    with la.config.set({"memory-limit": "100KiB"}):
+        assert "memory limit" in la.explain(x + 1)
+
+
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_a_large_source_read_twice_is_read_again_not_held(executor):
+    r = Recording(A)
+    x = la.from_array(r, chunks=(50, 30))
+    y = (x - x.mean(axis=0)) / x.std(axis=0)
+    out = np.zeros_like(A)
+    with la.config.set({"memory-limit": str(4 * 50 * 30 * 8 * 3)}):  # holding x: 96 kB > 18 kB
+        la.store(y, out, executor=executor)
+        plan = la.last_run().plan
+    np.testing.assert_allclose(out, (A - A.mean(0)) / A.std(0), atol=1e-12)
+    (src,) = [s for s in plan.stages.values() if s.regenerate]
+    assert "readers" in plan.notes["memory"][src.name]
+    # numba: once for mean and std (one joint pass), once to scale; numpy: one pass each
+    assert r.elements_read() == (2 if executor == "numba" else 3) * A.size
+    r.reads.clear()
+    la.store(y, out, executor=executor)  # no limit: small enough to hold, read once
+    assert r.elements_read() == A.size
+
+
+def test_estimate_counts_held_stages_and_results():
+    x = la.random.random((1000, 100), chunks=(100, 100))
+    y = (x - x.mean(axis=0)) / x.std(axis=0)
+    plan = la.plan(y, executor="numba")
+    est = estimate(plan, tasks_at_once=2)
+    assert est.held >= y.nbytes  # the result is gathered here
+    assert est.tasks_at_once == 2 and est.block_bytes >= 100 * 100 * 8
+    w = la.store(y, np.zeros(y.shape), compute=False)
+    est_w = estimate(la.plan(w, executor="numba"), tasks_at_once=2)
+    assert est_w.held < est.held  # a write gathers only counts
+
+
+def test_auto_chunks_shrink_to_fit_the_limit():
+    with la.config.set({"memory-limit": "16MiB"}):
+        x = la.random.random((10_000, 1_000))
+    assert max(x.chunks[0]) * 1_000 * 8 <= (16 << 20) // 16
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import lazyarr as la
+
+    def status(field):  # kB lines of /proc/self/status
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) * 1024 for l in f if l.startswith(field))
+
+    path, limit, passes, rows = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+    settings = {"memory-limit": None if limit == "none" else limit}
+    if passes is not None:
+        settings["optimize.passes"] = passes
+    la.config.set(settings)
+    w = la.random.random((4_000, 500), chunks=(500, 500), seed=1)  # load kernels, warm up
+    la.to_zarr((w - w.mean(0)) / w.std(0), path + "-warm", overwrite=True)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak RSS (VmHWM) to the RSS now
+    before = status("VmRSS:")
+    x = la.random.random((rows, 500), chunks=(5_000, 500), seed=2)  # 320 MB
+    la.to_zarr((x - x.mean(0)) / x.std(0), path, overwrite=True)
+    print(json.dumps({"grew": status("VmHWM:") - before}))
+    """
+)
+
+
+def _grew(tmp_path, limit: str, passes=None, rows: int = 80_000) -> int:
+    """How much a child's peak RSS grew over the run (its kernels compiled before)."""
+    args = [str(tmp_path / "out.zarr"), limit, json.dumps(passes), str(rows)]
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])["grew"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_run_under_the_limit_stays_under_it_measured(tmp_path):
+    """Peak RSS of a child, from the kernel's high-water mark (``VmHWM``), reset after the
+    warm-up: ``getrusage``'s ``ru_maxrss`` would keep the peak of the forking test process."""
+    limit = 128 << 20
+    # compile both plans' kernels first (into the on-disk cache): compiling in a measured
+    # child would raise its baseline peak and hide what the run itself holds
+    _grew(tmp_path, "none", passes=["pushdown", "cse", "simplify", "fuse"], rows=10_000)
+    _grew(tmp_path, str(limit), rows=10_000)
+    held = _grew(tmp_path, "none", passes=["pushdown", "cse", "simplify", "fuse"])
+    assert held > 2 * limit  # the control: holding the 320 MB source whole
+    within = _grew(tmp_path, str(limit))
+    assert within <= limit, f"peak RSS grew by {within / 2**20:.0f} MiB under a 128 MiB limit"
+    x = la.from_zarr(str(tmp_path / "out.zarr"))
+    assert abs(float(x[:, :3].mean().compute())) < 1e-9
+    assert api.clear_plan_cache() is None
