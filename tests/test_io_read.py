@@ -140,3 +140,11 @@ def test_npy_files_are_memory_mapped_per_block(tmp_path):
     first = x._expr.key
     np.save(path, A + 1)  # a rewritten file is a new array
     assert la.from_npy(path, chunks=(9, 14))._expr.key != first
+
+
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_a_gram_matrix_reads_each_element_once(executor):
+    r = Recording(A)
+    x = la.from_array(r, chunks=(8, 14))
+    np.testing.assert_allclose((x.T @ x).compute(executor=executor), A.T @ A)
+    assert r.elements_read() == A.size  # x.T and x share each read region

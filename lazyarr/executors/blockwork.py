@@ -61,10 +61,13 @@ def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[D
     persisted blocks are assembled, a generated source makes just the region.
     """
     out: list[Direct | None] = []
+    made: dict[str, Direct] = {}  # one reader per input expression (see ``getter``)
     for e, here in zip(input_exprs, which):
         op = e.op
         if not here:
             out.append(None)
+        elif e.key in made:
+            out.append(made[e.key])
         elif isinstance(op, FromArray):
             array = op.data.array
             out.append(lambda r, a=array: a[(*r, Ellipsis)])
@@ -74,6 +77,8 @@ def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[D
         else:
             make = kernel_for(op)
             out.append(lambda r, make=make, e=e: make(e.op, e, r))
+        if out[-1] is not None:
+            made[e.key] = out[-1]
     return out
 
 
@@ -150,12 +155,21 @@ def getter(
     inside one block is a view of it.
     """
     blocks: dict[tuple[int, tuple[int, ...]], np.ndarray] = dict(zip(inputs, values))
+    # the last region each in-place input made: an input read at two positions (``x.T @ x``
+    # fused) is read once per region, and only one region per input is kept alive
+    last: dict[int, tuple[tuple, np.ndarray]] = {}
 
     def get(pos: int, region: Region) -> np.ndarray:
         if direct is not None:
             cut = direct[pos]
             if cut is not None:
-                return cut(region)
+                key = tuple((r.start, r.stop) for r in region)
+                seen = last.get(id(cut))
+                if seen is not None and seen[0] == key:
+                    return seen[1]
+                value = cut(region)
+                last[id(cut)] = (key, value)
+                return value
         return assemble(chunks[pos], region, lambda b: blocks[(pos, b)])
 
     return get
