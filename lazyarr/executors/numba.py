@@ -145,7 +145,9 @@ class _Run:
 
     def __init__(self, plan: Plan, outputs: Sequence[str], into: dict[str, np.ndarray]) -> None:
         self.kernels = NumbaKernels(options_from_config(), compile_threshold())
-        self.graph = lower(plan, outputs, joint=NumbaExecutor.joint, in_place=True)
+        self.graph = lower(
+            plan, outputs, joint=NumbaExecutor.joint, in_place=True, split=_threads()
+        )
         graph = self.graph
         self.codes = [
             StageCode(s, self.kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)

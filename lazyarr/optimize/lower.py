@@ -53,7 +53,9 @@ def _tree(stage: Stage) -> bool:
 class _Lowering:
     """The state of one lowering: needed blocks, per-block reads, the tasks made so far."""
 
-    def __init__(self, plan: Plan, outputs: Sequence[str], joint: bool, in_place: bool) -> None:
+    def __init__(
+        self, plan: Plan, outputs: Sequence[str], joint: bool, in_place: bool, split: int = 0
+    ) -> None:
         self.plan = plan
         self.stages = tuple(plan.stages.values())
         self.position = {s.name: i for i, s in enumerate(self.stages)}
@@ -74,6 +76,7 @@ class _Lowering:
         self.joint_inputs: dict[int, tuple[int, ...]] = {}
         self.joint = joint
         self.in_place = in_place
+        self.split = split
         self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
 
     # -- backward: what each needed block reads ------------------------------
@@ -118,7 +121,7 @@ class _Lowering:
                         region, refs = reads.partial(bi)
                         parts.append((bi, region, self.mark(si, refs)))
                     spec[idx] = parts
-            elif _tree(stage) and reads.contraction_parts > 1:
+            elif self.in_parts(si):
                 for idx in indices:
                     region, products = reads.products(idx)
                     products = [(regions, self.mark(si, refs)) for regions, refs in products]
@@ -156,6 +159,15 @@ class _Lowering:
                 slots[k] = slot
         return tuple(deps), tuple(refs), None if slots is None else tuple(slots)
 
+    def in_parts(self, si: int) -> bool:
+        """A contraction computed as ``PRODUCT`` tasks and combine steps: the ``place``
+        pass made it a tree, or it has fewer blocks than ``split`` (a Gram matrix of one
+        block would otherwise sum all its products on one thread)."""
+        stage = self.stages[si]
+        if self.reads[si].contraction_parts <= 1:
+            return False
+        return _tree(stage) or (stage.kind == "map" and stage.nblocks < self.split)
+
     def worker(self, stage: Stage, idx: Index) -> int:
         return -1 if stage.worker is None else int(stage.worker[idx])
 
@@ -176,7 +188,7 @@ class _Lowering:
                 self._sources(si, stage, need)
             elif stage.kind == "reduce":
                 self._reduce(si, stage)
-            elif _tree(stage) and self.reads[si].contraction_parts > 1:
+            elif self.in_parts(si):
                 self._products(si, stage)
             else:
                 self._blocks(si, stage)
@@ -278,7 +290,7 @@ class _Lowering:
         return ids, sizes
 
     def _products(self, si: int, stage: Stage) -> None:
-        parts_w = stage.placement.parts
+        parts_w = stage.placement.parts if _tree(stage) else None  # None: unplaced
         reads = self.reads[si]
         prod = self.producers[si]
         for idx, (region, products) in self.specs[si].items():
@@ -295,13 +307,13 @@ class _Lowering:
                     refs,
                     part=k,
                     regions=regions,
-                    worker=int(parts_w[(*idx, k)]),
+                    worker=-1 if parts_w is None else int(parts_w[(*idx, k)]),
                     nbytes=size,
                     slots=slots,
                 )
                 ids.append(self.add(task))
             owner = self.worker(stage, idx)
-            part_ws = parts_w[idx].tolist()
+            part_ws = [-1] * len(ids) if parts_w is None else parts_w[idx].tolist()
             steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage))
             last_on = steps[-1][-1] if steps else part_ws[0]
             ids, _ = self._steps(si, idx, ids, [size] * len(ids), part_ws, owner)
@@ -324,7 +336,7 @@ class _Lowering:
             ok = all(
                 self.needed[m] is not None
                 and bool(self.needed[m].all())
-                and not _tree(self.stages[m])
+                and not self.in_parts(m)
                 and self.stages[m].kind in ("map", "reduce")
                 for m in members
             )
@@ -446,6 +458,7 @@ def lower(
     *,
     joint: bool = False,
     in_place: bool = False,
+    split: int = 0,
 ) -> TaskGraph:
     """The task graph that computes every block of ``outputs`` (default: the plan's).
 
@@ -455,10 +468,12 @@ def lower(
     :func:`in_memory`) get no tasks, and neither do generated sources each
     of whose blocks a single task reads; the tasks that read them cut or
     make what they need themselves (:attr:`TaskGraph.in_place`). Blocks no
-    output needs get no task.
+    output needs get no task. ``split`` (an executor's threads): contractions
+    with fewer blocks than that run their partial products as separate tasks,
+    summed in a tree, so the threads share them.
     """
     outs = tuple(outputs) if outputs is not None else plan.outputs
-    low = _Lowering(plan, outs, joint, in_place)
+    low = _Lowering(plan, outs, joint, in_place, split)
     low.backward()
     low.forward()
     return TaskGraph(

@@ -163,3 +163,16 @@ def test_lowered_reductions_equal_numpy(n_chunks, func):
     np.testing.assert_allclose(
         y.compute(executor="numpy"), getattr(np, func)(np.exp(data) - 1), rtol=1e-12
     )
+
+
+def test_a_contraction_with_fewer_blocks_than_threads_runs_its_products_as_tasks():
+    x = la.random.random((400, 6), chunks=(50, 6), seed=3)
+    y = x.T @ x  # one output block, eight partial products
+    plan = la.plan(y, executor="numba")
+    one = lower(plan, in_place=True)
+    assert one.kinds() == {"BLOCK": 1}
+    split = lower(plan, in_place=True, split=2)
+    assert split.kinds() == {"PRODUCT": 8, "COMBINE": 7}
+    a = x.compute()
+    np.testing.assert_allclose(y.compute(executor="numba"), a.T @ a)
+    assert la.last_run().stats.extra["task_kinds"]["PRODUCT"] == 8

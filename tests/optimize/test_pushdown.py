@@ -131,6 +131,16 @@ def test_the_index_reaches_the_sources():
     assert len(notes) == 2
 
 
+def test_the_index_goes_through_transposes():
+    x = la.random.random((6, 7, 8), chunks=(4, 3, 5), seed=2)
+    whole = x.compute(optimize=False)
+    for index in [np.s_[3, ::-2], np.s_[:, 1:6:2, 5], np.s_[..., 2], np.s_[7, 5, 6]]:
+        y = la.permute_dims(x, (2, 0, 1)) * 2
+        (root,), _ = push([y[index]._expr])
+        assert not any(isinstance(op, GetItem) for op in _ops(root)), index
+        assert_eq(y[index], np.transpose(whole, (2, 0, 1))[index] * 2)
+
+
 def test_array_indices_and_newaxis_stay_put():
     x = la.random.random((10, 6), chunks=5)
     for y in [(x * 2)[[1, 3]], (x * 2)[None, 2]]:

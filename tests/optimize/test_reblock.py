@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import lazyarr as la
@@ -327,6 +327,7 @@ def _workload(seed: int, m: int, k: int, n: int):
 
 
 @settings(max_examples=8, deadline=None)
+@example(m=1, k=4, n=5, workers=2)  # one row: nothing to keep for cumsum
 @given(
     m=st.integers(1, 60),
     k=st.integers(1, 60),
@@ -339,7 +340,8 @@ def test_same_results_with_the_pass_on_and_off(m, k, n, workers):
     notes = plan.notes["reblock"]
     if max(m, k) >= 2 * workers:
         assert any(v.startswith("rechunked") for v in notes.values())
-        assert any("feeds" in v for v in notes.values())  # cumsum and indexing keep theirs
+    if m >= 2 * workers and k > 1:  # a would be split: cumsum and indexing keep its blocks
+        assert any("feeds" in v for v in notes.values())
     want = run(outs, "numpy", workers, NO_REBLOCK)
     for executor in ("numpy", "numba"):
         got = run(outs, executor, workers)

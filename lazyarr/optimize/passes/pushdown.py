@@ -13,6 +13,7 @@ stay where they are):
 * elementwise ops (ufuncs, ``astype``, ``where``, ``clip``...): each operand
   gets the index of its own axes (a broadcast axis of size one keeps its
   only element, missing leading axes drop their entries);
+* transposes: the input is indexed on its own axes, then what is left is permuted;
 * a basic index of a basic index: the two compose into one;
 * generated sources and readers take a window; in-memory sources take a view.
 
@@ -31,6 +32,7 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, FromArray
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.indexing import GetItem, getitem
+from lazyarr.graph.ops.manipulation import Transpose, permute_dims
 from lazyarr.graph.token import ArrayData
 from lazyarr.graph.window import BasicIndex, Window, as_slices
 from lazyarr.optimize.context import PassContext
@@ -130,6 +132,19 @@ class _Pusher:
             if g.shape != e.shape or g.chunks != e.chunks:
                 return None
             return self.pushed(g, depth + 1) if isinstance(g.op, GetItem) else g
+        if isinstance(op, Transpose):  # index the input's axes, then permute what is left
+            y = x.inputs[0]
+            yidx: list[int | range] = [0] * y.ndim
+            for i, a in enumerate(op.axes):
+                yidx[a] = index[i]
+            g = getitem(y, as_slices(tuple(yidx)))
+            rank = {
+                a: r for r, a in enumerate(a for a in range(y.ndim) if isinstance(yidx[a], range))
+            }
+            perm = [rank[a] for a, entry in zip(op.axes, index) if isinstance(entry, range)]
+            inner = self.pushed(g, depth + 1) if isinstance(g.op, GetItem) else g
+            new = permute_dims(inner, perm)
+            return new if (new.shape, new.chunks) == (e.shape, e.chunks) else None
         if isinstance(op, Elementwise):
             inputs = []
             for inp in x.inputs:
