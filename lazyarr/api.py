@@ -253,13 +253,13 @@ def check_memory(plan: Plan, ctx: PassContext) -> None:
     if est.peak <= ctx.memory_limit:
         return
     room = ctx.memory_limit - est.held
-    if room <= 0 or est.block_bytes == 0:
+    if room <= 0 or est.per_task == 0:
         advice = (
             f"the results and held stages alone take {est.held:,} bytes: compute less at "
             "once (write results with lazyarr.store / to_zarr instead of gathering them)"
         )
     else:
-        scale = room / (est.tasks_at_once * est.block_bytes)
+        scale = room / (est.tasks_at_once * est.per_task)
         block = plan.stages[est.block_stage].expr
         now = int(np.max(Grid(block.chunks).block_sizes(), initial=0)) * block.dtype.itemsize
         advice = (

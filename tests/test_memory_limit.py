@@ -97,7 +97,7 @@ _CHILD = textwrap.dedent(
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset the peak RSS (VmHWM) to the RSS now
     before = status("VmRSS:")
-    x = la.random.random((rows, 500), chunks=(5_000, 500), seed=2)  # 320 MB
+    x = la.random.random((rows, 500), chunks=(2_500, 500), seed=2)  # 320 MB
     la.to_zarr((x - x.mean(0)) / x.std(0), path, overwrite=True)
     print(json.dumps({"grew": status("VmHWM:") - before}))
     """

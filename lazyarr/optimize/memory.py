@@ -4,7 +4,8 @@
 temporaries, output; a reduce block adds its partials). :func:`estimate`
 predicts the peak of one process (numba, numpy) or one worker (dask):
 the tasks that run at once times the largest working set, plus the
-blocks that stay stored at once: stages that two stages read are held
+blocks that stay stored at once: one block per task at once waiting for
+its reader, stages that two stages read are held
 whole (the second reader may start only after the first has read every
 block, as with ``(x - x.mean(0)) / x.std(0)``), and the results gathered
 into this process. The ``memory`` pass uses it to make large generated and
@@ -46,6 +47,11 @@ def largest_block(expr: Expr) -> tuple[tuple[int, ...], Region]:
         start = sum(c[:i])
         region.append(slice(start, start + (c[i] if c else 0)))
     return index, tuple(region)
+
+
+def largest_block_bytes(expr: Expr) -> int:
+    """Bytes of ``expr``'s largest block."""
+    return region_size(largest_block(expr)[1]) * expr.dtype.itemsize
 
 
 def region_size(region: Region) -> int:
@@ -114,10 +120,17 @@ class MemoryEstimate:
     held: int
     """Bytes of blocks stored at once: stages held whole, and gathered results."""
     held_stages: tuple[str, ...]
+    waiting: int = 0
+    """The largest stored block: one per task at once may wait for its reader."""
+
+    @property
+    def per_task(self) -> int:
+        """Bytes each task at once accounts for: its working set and a block waiting."""
+        return self.block_bytes + self.waiting
 
     def explain(self, limit: int | None) -> str:
         """One line: the peak and its parts (and the limit, when there is one)."""
-        parts = f"{self.tasks_at_once} x {_fmt(self.block_bytes)} per task ({self.block_stage})"
+        parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task ({self.block_stage})"
         if self.held:
             parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
         over = f" > memory-limit {_fmt(limit)}" if limit is not None and self.peak > limit else ""
@@ -169,5 +182,14 @@ def estimate(
         if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
     )
     held = math.ceil(held / max(1, workers)) + (results if gathered else 0)
-    peak = tasks_at_once * worst + held
-    return MemoryEstimate(peak, worst, where, tasks_at_once, held, tuple(held_names))
+    # a stored block waits for its reader: up to one per task at once (a chain's hand-offs)
+    waiting = max(
+        (
+            int(largest_block_bytes(s.expr))
+            for s in plan.stages.values()
+            if s.kind != "source" and s.name not in plan.outputs
+        ),
+        default=0,
+    )
+    peak = tasks_at_once * (worst + waiting) + held
+    return MemoryEstimate(peak, worst, where, tasks_at_once, held, tuple(held_names), waiting)
