@@ -242,7 +242,8 @@ def _prepare(
 def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
     """The predicted peak of one process (local executors) or one worker (dask) for ``plan``."""
     workers = max(1, ctx.n_workers)
-    return estimate(plan, max(1, ctx.threads), workers, gathered=not ctx.workers)
+    temporaries = ctx.supports is None  # NumPy kernels keep a temporary per fused op
+    return estimate(plan, max(1, ctx.threads), workers, not ctx.workers, temporaries)
 
 
 def check_memory(plan: Plan, ctx: PassContext) -> None:

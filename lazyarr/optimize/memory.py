@@ -58,18 +58,22 @@ def region_size(region: Region) -> int:
     return math.prod(max(r.stop - r.start, 0) for r in region)
 
 
-def _group_bytes(stage: Stage, members: tuple[Expr, ...], root_inputs: tuple) -> int:
+def _group_bytes(
+    stage: Stage, members: tuple[Expr, ...], root_inputs: tuple, temporaries: bool = True
+) -> int:
     """Bytes held computing ``members``' root once: the input regions it reads and one
     temporary per non-root member (the NumPy reference keeps them; generated kernels
     keep fewer)."""
     need = member_regions(members, root_inputs)
     temps = sum(region_size(need[m.key]) * m.dtype.itemsize for m in members[:-1])
+    if not temporaries:
+        temps = 0
     reads = external_reads(members, stage.input_exprs, root_inputs, need)
     held = sum(region_size(r) * stage.input_exprs[pos].dtype.itemsize for pos, r in reads)
     return temps + held
 
 
-def block_peak_bytes(stage: Stage) -> int:
+def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
     """Inputs read, temporaries and output of the largest block, in bytes.
 
     A map block holds the input regions it reads, its fused temporaries and
@@ -86,15 +90,19 @@ def block_peak_bytes(stage: Stage) -> int:
     if stage.kind == "map":
         if contraction(expr) is not None and (stage.fused or n_contraction_parts(expr) > 1):
             parts = region_parts(expr, out)
-            worst = max((_group_bytes(stage, members, p) for p in parts), default=0)
+            worst = max((_group_bytes(stage, members, p, temporaries) for p in parts), default=0)
             return 2 * out_bytes + worst  # the running sum and one partial product
-        return out_bytes + _group_bytes(stage, members, root_input_regions(members, out))
+        return out_bytes + _group_bytes(
+            stage, members, root_input_regions(members, out), temporaries
+        )
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
     _, body_region = largest_block(body)
     body_members = members[:-1]
     if body_members:
-        held = _group_bytes(stage, body_members, root_input_regions(body_members, body_region))
+        held = _group_bytes(
+            stage, body_members, root_input_regions(body_members, body_region), temporaries
+        )
         held += region_size(body_region) * body.dtype.itemsize
     else:
         held = region_size(body_region) * body.dtype.itemsize
@@ -161,17 +169,23 @@ def held_whole(plan: Plan) -> list[str]:
 
 
 def estimate(
-    plan: Plan, tasks_at_once: int, workers: int = 1, gathered: bool = True
+    plan: Plan,
+    tasks_at_once: int,
+    workers: int = 1,
+    gathered: bool = True,
+    temporaries: bool = True,
 ) -> MemoryEstimate:
     """The peak of one process (``workers=1``) or of each of ``workers`` sharing the blocks.
 
     ``gathered``: the results end up in this process (local executors).
+    ``temporaries``: fused members keep a temporary each (NumPy kernels); generated
+    kernels compute a fused group in one loop without them.
     """
     worst, where = 0, ""
     for s in plan.stages.values():
         if _elsewhere(s) or isinstance(s.expr.op, Windowed):
             continue  # a source's blocks are counted in its readers' working sets
-        b = block_peak_bytes(s)
+        b = block_peak_bytes(s, temporaries)
         if b > worst:
             worst, where = b, s.name
     held_names = held_whole(plan)
