@@ -143,3 +143,21 @@ def test_mulhi_is_the_exact_high_word_of_the_product():
     for r in ranges:
         want = [int(x) * r >> 64 for x in u]
         assert mulhi(u, r).tolist() == want, r
+
+
+def test_counter_words_are_numpys_philox_words():
+    from lazyarr.kernels.reference.philox import counter_words, key, stream
+
+    k = key(5)
+    counters = np.array([0, 1, 7, 123_456_789, 2**40 + 3, 2**63 - 1], dtype=np.uint64)
+    want = np.stack([stream(k, int(c) * 4, 4) for c in counters])
+    np.testing.assert_array_equal(counter_words(k, counters), want)
+
+
+def test_many_short_rows_equal_the_whole_draw():
+    import lazyarr as la
+
+    x = la.random.random((3_000, 700), seed=9, chunks=(1_000, 700))
+    whole = x.compute(optimize=False)
+    for index in [np.s_[::37, 5], np.s_[::-41, 600:603], np.s_[7::100, ::350]]:
+        np.testing.assert_array_equal(x[index].compute(), whole[index])

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarr.graph.expr import Region
+from lazyarr.kernels.reference.distributions import mulhi
 
 __all__ = ["WORD_GAP", "Runs", "key", "region_words", "runs", "stream"]
 
@@ -184,12 +185,51 @@ def region_words(k: np.ndarray, r: Runs, per: int) -> np.ndarray:
     return view.reshape(*counts, per)
 
 
+SHORT_ROW_WORDS = 16
+"""Rows of at most this many words, when there are at least :data:`MANY_ROWS` of
+them, are computed by :func:`counter_words` instead of one generator jump each."""
+MANY_ROWS = 16
+
+_M0, _M1 = 0xD2E7470EE14C6C93, 0xCA5A826395121157
+_W0, _W1 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBB67AE8584CAA73B)
+
+
+def counter_words(k: np.ndarray, counters: np.ndarray) -> np.ndarray:
+    """The four words of each Philox4x64-10 counter value (what a generator at counter
+    ``c`` puts out first, NumPy stepping it before computing), for many counters at once:
+    shape ``(n, 4)``. ``tests/kernels/test_philox.py`` pins it to NumPy's ``Philox``."""
+    c0 = counters.astype(np.uint64) + np.uint64(1)
+    c1 = (c0 == 0).astype(np.uint64)  # the carry of counter 2**64 - 1
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    k0, k1 = np.uint64(k[0]), np.uint64(k[1])
+    with np.errstate(over="ignore"):
+        for _ in range(10):
+            hi0, lo0 = mulhi(c0, _M0), c0 * np.uint64(_M0)
+            hi1, lo1 = mulhi(c2, _M1), c2 * np.uint64(_M1)
+            c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+            k0, k1 = k0 + _W0, k1 + _W1
+    return np.stack([c0, c1, c2, c3], axis=1)
+
+
 def _rows(
     k: np.ndarray, start: int, rows: tuple[tuple[int, int], ...], row_words: int, per: int
 ) -> np.ndarray:
     """``row_words`` words from each row start: ``start`` plus a C-order mix of
-    ``rows``' ``(count, stride)``; one draw per row."""
-    words = np.empty((math.prod(c for c, _ in rows), row_words), _WORD)
+    ``rows``' ``(count, stride)``; one draw per row, or, for many short rows
+    (``x[::1000, 0]``), every word computed at once by :func:`counter_words`."""
+    n_rows = math.prod(c for c, _ in rows)
+    if row_words <= SHORT_ROW_WORDS and n_rows >= MANY_ROWS:
+        first = np.full((), start, dtype=np.int64)
+        for c, st in rows:
+            first = (first[..., None] + np.arange(c, dtype=np.int64) * st) if c else first
+        first = first.reshape(-1) * per
+        last = int(first.max()) + row_words if first.size else 0
+        if last < 1 << 62:
+            pos = (first[:, None] + np.arange(row_words, dtype=np.int64)).ravel()
+            block = counter_words(k, (pos // 4).astype(np.uint64))
+            return block[np.arange(pos.size), pos % 4].reshape(n_rows, row_words)
+    words = np.empty((n_rows, row_words), _WORD)
     offsets = itertools.product(*(range(0, c * st, st) for c, st in rows))
     for i, offset in enumerate(offsets):
         words[i] = stream(k, (start + sum(offset)) * per, row_words)
