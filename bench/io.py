@@ -92,6 +92,16 @@ class Meter:
         }
 
 
+def _peeks(x, total=lambda a: a.sum()) -> dict:
+    """The four peeks of (a), each a call that computes one (``total``: the system's sum)."""
+    return {
+        "x[:10]": lambda: x[:10].compute(),
+        "x[-1, :5]": lambda: x[-1, :5].compute(),
+        "(x * 2 + 1)[5]": lambda: (x * 2 + 1)[5].compute(),
+        "x[::1000, 0].sum()": lambda: total(x[::1000, 0]).compute(),
+    }
+
+
 def _lazyarr(task: str, args: dict):
     import lazyarr as la
 
@@ -102,18 +112,10 @@ def _lazyarr(task: str, args: dict):
     la.to_zarr((warm - warm.mean(0)) / warm.std(0), args["work"] + "/warm.zarr", overwrite=True)
     (warm.T @ warm).compute()
 
-    def peek(x):
-        return {
-            "x[:10]": lambda: x[:10].compute(),
-            "x[-1, :5]": lambda: x[-1, :5].compute(),
-            "(x * 2 + 1)[5]": lambda: (x * 2 + 1)[5].compute(),
-            "x[::1000, 0].sum()": lambda: x[::1000, 0].sum().compute(),
-        }
-
     if task == "a":
-        return peek(la.from_zarr(args["store"]))
+        return _peeks(la.from_zarr(args["store"]))
     if task == "v":
-        return peek(la.random.random((12_500_000, 1_000), seed=1))
+        return _peeks(la.random.random((12_500_000, 1_000), seed=1))
     if task == "b":
         x = la.from_zarr(args["store"])
         return lambda: la.to_zarr((x - x.mean(0)) / x.std(0), args["out"], overwrite=True)
@@ -127,18 +129,10 @@ def _dask(task: str, args: dict):
 
     dask.config.set(scheduler="threads")
 
-    def peek(x):
-        return {
-            "x[:10]": lambda: x[:10].compute(),
-            "x[-1, :5]": lambda: x[-1, :5].compute(),
-            "(x * 2 + 1)[5]": lambda: (x * 2 + 1)[5].compute(),
-            "x[::1000, 0].sum()": lambda: x[::1000, 0].sum().compute(),
-        }
-
     if task == "a":
-        return peek(da.from_zarr(args["store"]))
+        return _peeks(da.from_zarr(args["store"]))
     if task == "v":
-        return peek(da.random.default_rng(1).random((12_500_000, 1_000)))
+        return _peeks(da.random.default_rng(1).random((12_500_000, 1_000)))
     if task == "b":
         x = da.from_zarr(args["store"])
         return lambda: da.to_zarr((x - x.mean(0)) / x.std(0), args["out"], overwrite=True)
@@ -157,18 +151,12 @@ def _cubed(task: str, args: dict):
     limit = parse_bytes(args["limit"])
     spec = cubed.Spec(work_dir=work, allowed_mem=limit, executor_name="threads")
 
-    def peek(x):
-        return {
-            "x[:10]": lambda: x[:10].compute(),
-            "x[-1, :5]": lambda: x[-1, :5].compute(),
-            "(x * 2 + 1)[5]": lambda: (x * 2 + 1)[5].compute(),
-            "x[::1000, 0].sum()": lambda: xp.sum(x[::1000, 0]).compute(),
-        }
-
     if task == "a":
-        return peek(cubed.from_zarr(args["store"], spec=spec))
+        return _peeks(cubed.from_zarr(args["store"], spec=spec), xp.sum)
     if task == "v":
-        return peek(cubed.random.random((12_500_000, 1_000), chunks=(8192, 1000), spec=spec))
+        return _peeks(
+            cubed.random.random((12_500_000, 1_000), chunks=(8192, 1000), spec=spec), xp.sum
+        )
     if task == "b":
         x = cubed.from_zarr(args["store"], spec=spec)
         y = (x - xp.mean(x, axis=0)) / xp.std(x, axis=0)

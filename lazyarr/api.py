@@ -20,11 +20,15 @@ import numpy as np
 from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.graph import build
-from lazyarr.graph.chunks import Grid
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
-from lazyarr.optimize.memory import MemoryEstimate, MemoryLimitError, estimate
+from lazyarr.optimize.memory import (
+    MemoryEstimate,
+    MemoryLimitError,
+    estimate,
+    largest_block_bytes,
+)
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
 from lazyarr.progress import make_progress
@@ -261,8 +265,7 @@ def check_memory(plan: Plan, ctx: PassContext) -> None:
         )
     else:
         scale = room / (est.tasks_at_once * est.per_task)
-        block = plan.stages[est.block_stage].expr
-        now = int(np.max(Grid(block.chunks).block_sizes(), initial=0)) * block.dtype.itemsize
+        now = largest_block_bytes(plan.stages[est.block_stage].expr)
         advice = (
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
             "array.chunk-size) would fit"

@@ -1,6 +1,7 @@
 """Rebuilding expression graphs with some leaves swapped out, or re-blocked.
 
-:func:`swap_leaves` is used where a caller must hand an expression over
+:func:`rebuild` rebuilds a graph bottom-up, replacing nodes as it goes (slice
+pushdown replaces indices). :func:`swap_leaves` is used where a caller must hand an expression over
 without what some sources hold (blocks persisted on a cluster fetched
 locally, or emptied for a record), keeping every other node, and its key,
 as it is. :func:`rederive` rebuilds one node over inputs that got other
@@ -28,16 +29,20 @@ from lazyarr.graph.ops.manipulation import Reshape, Transpose
 from lazyarr.graph.ops.rechunk import Rechunk
 from lazyarr.graph.ops.reduction import Reduce, reduce_chunks
 
-__all__ = ["follows_inputs", "rederive", "swap_leaves"]
+__all__ = ["follows_inputs", "rebuild", "rederive", "swap_leaves"]
 
 
-def swap_leaves(
-    roots: Sequence[Expr], swap: Callable[[Expr], Expr | None], memo: dict[int, Expr] | None = None
+def rebuild(
+    roots: Sequence[Expr],
+    visit: Callable[[Expr], Expr | None],
+    memo: dict[int, Expr] | None = None,
 ) -> list[Expr]:
-    """``roots`` with every leaf for which ``swap`` returns an expression replaced by it.
+    """``roots`` rebuilt bottom-up: every node is rebuilt over its rebuilt inputs, then
+    replaced by ``visit(node)`` when that returns an expression.
 
-    Nodes whose inputs are unchanged come back as the same objects. ``memo``
-    (by ``id``) may be shared between calls so common subgraphs are rebuilt once.
+    Nodes whose inputs are unchanged (and that ``visit`` keeps) come back as the
+    same objects. ``memo`` (by ``id`` of the original node) may be shared between
+    calls so common subgraphs are rebuilt once.
     """
     memo = {} if memo is None else memo
     for root in roots:
@@ -46,20 +51,27 @@ def swap_leaves(
             e, ready = stack.pop()
             if id(e) in memo:
                 continue
-            if not e.inputs:
-                new = swap(e)
-                memo[id(e)] = e if new is None else new
-            elif not ready:
+            if e.inputs and not ready:
                 stack.append((e, True))
                 stack.extend((i, False) for i in e.inputs if id(i) not in memo)
-            else:
-                inputs = tuple(memo[id(i)] for i in e.inputs)
-                same = all(a is b for a, b in zip(inputs, e.inputs))
-                memo[id(e)] = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
+                continue
+            inputs = tuple(memo[id(i)] for i in e.inputs)
+            same = all(a is b for a, b in zip(inputs, e.inputs))
+            node = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
+            new = visit(node)
+            memo[id(e)] = node if new is None else new
     return [memo[id(r)] for r in roots]
 
 
-# ----------------------------------------------------------------- chunks after new inputs
+def swap_leaves(
+    roots: Sequence[Expr], swap: Callable[[Expr], Expr | None], memo: dict[int, Expr] | None = None
+) -> list[Expr]:
+    """``roots`` with every leaf for which ``swap`` returns an expression replaced by it.
+
+    Nodes whose inputs are unchanged come back as the same objects. ``memo`` (by ``id``)
+    may be shared between calls so common subgraphs are rebuilt once.
+    """
+    return rebuild(roots, lambda e: None if e.inputs else swap(e), memo)
 
 
 def _elementwise(e: Expr, xs: tuple[Expr, ...]) -> Chunks:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArrayData", "Hole", "HOLE", "canonical", "digest"]
+__all__ = ["ArrayData", "ByToken", "Hole", "HOLE", "canonical", "digest"]
 
 # Arrays up to this size are hashed by content; larger ones get a random
 # token at wrap time (hashing 1 GB costs about a second, a uuid costs nothing).
@@ -62,6 +62,24 @@ class ArrayData:
 
     def __repr__(self) -> str:
         return f"ArrayData({self.array.shape}, {self.array.dtype}, {self.token[:8]})"
+
+
+class ByToken:
+    """Stands for data by name: compared, hashed and keyed (``__lazyarr_token__``) by
+    ``self.token`` (persisted blocks, stored arrays, write targets)."""
+
+    __slots__ = ()
+    token: str
+
+    @property
+    def __lazyarr_token__(self) -> str:
+        return self.token
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.token == self.token  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.token)
 
 
 def _float_text(x: float) -> str:

@@ -23,26 +23,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArrayLikeReader", "HDF5Reader", "NpyReader", "Reader", "reader_for"]
+from lazyarr.graph.token import ByToken
+
+__all__ = ["ArrayLikeReader", "HDF5Reader", "NpyReader", "Reader", "reader_for", "stored_chunks"]
 
 
-class Reader:
+class Reader(ByToken):
     """Base: ``shape``, ``dtype``, the source's own ``chunks`` (or None) and a ``token``."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     chunks: tuple[int, ...] | None
     token: str
-
-    @property
-    def __lazyarr_token__(self) -> str:
-        return self.token
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Reader) and other.token == self.token
-
-    def __hash__(self) -> int:
-        return hash(self.token)
 
     def read(self, where: tuple[slice, ...]) -> np.ndarray:
         """The elements at ``where`` (one slice per axis, steps positive) as an ndarray."""
@@ -74,8 +66,7 @@ class ArrayLikeReader(Reader):
         self.obj = obj
         self.shape = tuple(int(n) for n in obj.shape)
         self.dtype = np.dtype(obj.dtype)
-        chunks = getattr(obj, "chunks", None)
-        self.chunks = tuple(int(c) for c in chunks) if _chunk_shape(chunks, self.shape) else None
+        self.chunks = stored_chunks(obj, self.shape)
         self.token = token or _zarr_token(obj) or f"array-like:{uuid.uuid4().hex}"
 
     def read(self, where: tuple[slice, ...]) -> np.ndarray:
@@ -85,13 +76,16 @@ class ArrayLikeReader(Reader):
         return f"{type(self.obj).__module__}.{type(self.obj).__name__} {self.shape}"
 
 
-def _chunk_shape(chunks: Any, shape: tuple[int, ...]) -> bool:
-    """True when ``chunks`` is a block shape for ``shape`` (one positive int per axis)."""
-    return (
+def stored_chunks(obj: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``obj.chunks`` when it is a chunk shape for ``shape`` (one positive int per axis:
+    zarr, h5py), else None (dask's tuples of blocks, contiguous HDF5, plain objects)."""
+    chunks = getattr(obj, "chunks", None)
+    ok = (
         isinstance(chunks, tuple)
         and len(chunks) == len(shape)
         and all(isinstance(c, (int, np.integer)) and c > 0 for c in chunks)
     )
+    return tuple(int(c) for c in chunks) if ok else None
 
 
 def _zarr_token(obj: Any) -> str | None:

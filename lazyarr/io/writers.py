@@ -19,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.token import ByToken
+from lazyarr.io.readers import stored_chunks
+
 __all__ = ["ArrayWriter", "writer_for"]
 
 
-class ArrayWriter:
+class ArrayWriter(ByToken):
     """Writes blocks into ``target[where]``; its identity is fresh per store call."""
 
     def __init__(self, target: Any) -> None:
@@ -35,23 +38,11 @@ class ArrayWriter:
         self.target = target
         self.shape = tuple(int(n) for n in target.shape)
         self.dtype = np.dtype(target.dtype)
-        chunks = getattr(target, "chunks", None)
-        ok = isinstance(chunks, tuple) and len(chunks) == len(self.shape)
-        self.chunks = tuple(int(c) for c in chunks) if ok and all(chunks) else None
+        self.chunks = stored_chunks(target, self.shape)
         self.in_memory = isinstance(target, np.ndarray) or type(target).__module__.startswith(
             "h5py"
         )
         self.token = f"write:{uuid.uuid4().hex}"
-
-    @property
-    def __lazyarr_token__(self) -> str:
-        return self.token
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ArrayWriter) and other.token == self.token
-
-    def __hash__(self) -> int:
-        return hash(self.token)
 
     def write(self, where: tuple[slice, ...], block: np.ndarray) -> None:
         """Store ``block`` at ``where`` (whole stored chunks, or the array's edge)."""

@@ -35,6 +35,7 @@ __all__ = [
     "estimate",
     "held_whole",
     "largest_block",
+    "largest_block_bytes",
     "region_size",
 ]
 
@@ -199,7 +200,7 @@ def estimate(
     # a stored block waits for its reader: up to one per task at once (a chain's hand-offs)
     waiting = max(
         (
-            int(largest_block_bytes(s.expr))
+            largest_block_bytes(s.expr)
             for s in plan.stages.values()
             if s.kind != "source" and s.name not in plan.outputs
         ),

@@ -18,7 +18,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, SourceOp
-from lazyarr.graph.token import ArrayData
+from lazyarr.graph.token import ArrayData, ByToken
 from lazyarr.graph.window import Window
 
 __all__ = [
@@ -46,7 +46,7 @@ class FromArray(SourceOp):
     data: ArrayData = None  # type: ignore[assignment]
 
 
-class BlockStore:
+class BlockStore(ByToken):
     """Blocks an executor kept (``persist``): block index -> block object.
 
     The objects are whatever the executor that made them understands
@@ -59,16 +59,6 @@ class BlockStore:
         self.blocks = blocks
         self.executor = executor
         self.token = token
-
-    @property
-    def __lazyarr_token__(self) -> str:
-        return self.token
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BlockStore) and other.token == self.token
-
-    def __hash__(self) -> int:
-        return hash(self.token)
 
 
 @dataclasses.dataclass(frozen=True)

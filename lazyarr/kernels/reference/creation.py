@@ -38,7 +38,7 @@ def from_blocks(op: FromBlocks, expr: Expr, out: Region) -> np.ndarray:
 @register(FromReader)
 def from_reader(op: FromReader, expr: Expr, out: Region) -> np.ndarray:
     # read the box of positions with positive steps, then flip the reversed axes
-    fwd, flip = forward(_runs(op, expr, out)[0])
+    fwd, flip = forward(_runs(op, out))
     block = op.reader.read(
         tuple(slice(s, s + st * (n - 1) + 1 if n else s, st) for s, st, n in fwd)
     )
@@ -53,11 +53,11 @@ def full(op: Full, expr: Expr, out: Region) -> np.ndarray:
     return np.full(_shape(out), op.value, dtype=expr.dtype)
 
 
-def _runs(op: Windowed, expr: Expr, out: Region) -> tuple[tuple[AxisRun, ...], tuple[int, ...]]:
-    """The base positions of ``out`` per base axis, and the base shape (a window's, if any)."""
+def _runs(op: Windowed, out: Region) -> tuple[AxisRun, ...]:
+    """The base positions of ``out`` per base axis (through the window, if any)."""
     if op.window is None:
-        return tuple((sl.start, 1, sl.stop - sl.start) for sl in out), expr.shape
-    return op.window.base_runs(out), op.window.base
+        return tuple((sl.start, 1, sl.stop - sl.start) for sl in out)
+    return op.window.base_runs(out)
 
 
 def _positions(run: AxisRun) -> np.ndarray:
@@ -69,7 +69,7 @@ def _positions(run: AxisRun) -> np.ndarray:
 def arange(op: Arange, expr: Expr, out: Region) -> np.ndarray:
     # NumPy's fill: the first two values are cast to the dtype, then
     # ``first + i * (second - first)`` in that dtype (integers wrap)
-    (run,), _ = _runs(op, expr, out)
+    (run,) = _runs(op, out)
     i = _positions(run)
     dtype = expr.dtype
     if dtype.kind == "b":  # at most two values (arange() refuses longer bool ranges)
@@ -83,7 +83,7 @@ def arange(op: Arange, expr: Expr, out: Region) -> np.ndarray:
 @register(Linspace)
 def linspace(op: Linspace, expr: Expr, out: Region) -> np.ndarray:
     # numpy.linspace's arithmetic, on the indices of this block only
-    (run,), _ = _runs(op, expr, out)
+    (run,) = _runs(op, out)
     i = _positions(run)
     num = op.num
     div = (num - 1) if op.endpoint else num
@@ -108,7 +108,7 @@ def linspace(op: Linspace, expr: Expr, out: Region) -> np.ndarray:
 
 @register(Eye)
 def eye(op: Eye, expr: Expr, out: Region) -> np.ndarray:
-    (r, c), _ = _runs(op, expr, out)
+    (r, c) = _runs(op, out)
     rows = _positions(r)[:, None]
     cols = _positions(c)[None, :]
     return (cols - rows == op.k).astype(expr.dtype).reshape(_shape(out))

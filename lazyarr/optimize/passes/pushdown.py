@@ -33,6 +33,7 @@ from lazyarr.graph.ops import Elementwise, FromArray
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.indexing import GetItem, getitem
 from lazyarr.graph.ops.manipulation import Transpose, permute_dims
+from lazyarr.graph.rewrite import rebuild
 from lazyarr.graph.token import ArrayData
 from lazyarr.graph.window import BasicIndex, Window, as_slices
 from lazyarr.optimize.context import PassContext
@@ -157,24 +158,8 @@ class _Pusher:
 def push(roots: list[Expr]) -> tuple[list[Expr], dict[str, str]]:
     """``roots`` with every basic index pushed down, and a note per push."""
     pusher = _Pusher()
-    memo: dict[int, Expr] = {}
-    for root in roots:
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:  # iterative post-order: deep chains stay within the recursion limit
-            e, ready = stack.pop()
-            if id(e) in memo:
-                continue
-            if not ready and e.inputs:
-                stack.append((e, True))
-                stack.extend((i, False) for i in e.inputs if id(i) not in memo)
-                continue
-            inputs = tuple(memo[id(i)] for i in e.inputs)
-            same = all(a is b for a, b in zip(inputs, e.inputs))
-            new = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
-            if isinstance(new.op, GetItem):
-                new = pusher.pushed(new)
-            memo[id(e)] = new
-    return [memo[id(r)] for r in roots], pusher.notes
+    new = rebuild(roots, lambda e: pusher.pushed(e) if isinstance(e.op, GetItem) else None)
+    return new, pusher.notes
 
 
 def run(plan: Plan, ctx: PassContext) -> Plan:
