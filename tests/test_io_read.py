@@ -76,14 +76,17 @@ def test_reductions_and_chains_over_readers():
 
 
 def test_default_blocks_are_multiples_of_the_stored_chunks():
-    assert aligned_chunks((1000, 300), 8, (64, 100), 8 * 64 * 300 * 2) == (
-        (128,) * 7 + (104,),
-        (300,),
+    # leading axes grow first: each stored chunk stays one contiguous slab of its block
+    assert aligned_chunks((1000, 300), 8, (64, 100), 8 * 64 * 100 * 3) == (
+        (192,) * 5 + (40,),
+        (100,) * 3,
     )
+    # the whole first axis fits: the next axis grows
+    assert aligned_chunks((1000, 300), 8, (64, 100), 8 * 1000 * 200) == ((1000,), (200, 100))
     assert aligned_chunks((1000, 300), 8, (64, 100), 8) == ((64,) * 15 + (40,), (100,) * 3)
     blocks = aligned_chunks((10_000, 5_000), 4, (100, 250), 64 << 20)
-    assert blocks[1] == (5_000,) and blocks[0][0] % 100 == 0
-    assert blocks[0][0] * 5_000 * 4 <= 64 << 20
+    assert blocks[0] == (10_000,) and blocks[1][0] % 250 == 0
+    assert (64 << 20) - 10_000 * 250 * 4 < blocks[1][0] * 10_000 * 4 <= 64 << 20
 
 
 # -- zarr, HDF5, npy ----------------------------------------------------------------------

@@ -101,12 +101,16 @@ def aligned_chunks(
     """Blocks that are whole multiples of the storage's chunks ``stored``, near ``limit_bytes``.
 
     Every block then reads whole stored chunks (no stored chunk is read by two
-    blocks). Trailing axes grow first (C order keeps rows contiguous); a block
-    is never smaller than one stored chunk, even above the limit.
+    blocks). Leading axes grow first: a block that is one stored chunk wide
+    along every later axis holds each of its stored chunks as one contiguous
+    slab (C order), so a reader decodes a chunk straight into its place in the
+    block instead of into a temporary that is then copied in strides (half the
+    memory traffic of a read). A block is never smaller than one stored chunk,
+    even above the limit.
     """
     budget = max(1, limit_bytes // max(1, itemsize))
     block = [max(1, min(int(c), n)) if n else 1 for c, n in zip(stored, shape)]
-    for ax in range(len(shape) - 1, -1, -1):
+    for ax in range(len(shape)):
         others = math.prod(block) // block[ax]
         fit = max(1, budget // max(1, others * block[ax]))
         most = max(1, math.ceil(shape[ax] / block[ax]))

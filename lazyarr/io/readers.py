@@ -24,8 +24,17 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.token import ByToken
+from lazyarr.io.zarr_chunks import ChunkFiles, chunk_files
 
-__all__ = ["ArrayLikeReader", "HDF5Reader", "NpyReader", "Reader", "reader_for", "stored_chunks"]
+__all__ = [
+    "ArrayLikeReader",
+    "HDF5Reader",
+    "NpyReader",
+    "Reader",
+    "ZarrReader",
+    "reader_for",
+    "stored_chunks",
+]
 
 
 class Reader(ByToken):
@@ -74,6 +83,21 @@ class ArrayLikeReader(Reader):
 
     def describe(self) -> str:
         return f"{type(self.obj).__module__}.{type(self.obj).__name__} {self.shape}"
+
+
+class ZarrReader(ArrayLikeReader):
+    """A zarr array on a local store whose chunk files decode straight into the block."""
+
+    def __init__(self, obj: Any, files: ChunkFiles, token: str | None = None) -> None:
+        super().__init__(obj, token)
+        self.files = files
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        if any(s.step not in (None, 1) for s in where) or not all(s.stop > s.start for s in where):
+            return super().read(where)
+        out = np.empty(tuple(s.stop - s.start for s in where), self.dtype)
+        self.files.read_into(self.obj, where, out)
+        return out
 
 
 def stored_chunks(obj: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -174,4 +198,5 @@ def reader_for(obj: Any) -> Reader:
     for attr in ("shape", "dtype", "__getitem__"):
         if not hasattr(obj, attr):
             raise TypeError(f"{type(obj).__name__} has no {attr!r}: it cannot be read as an array")
-    return ArrayLikeReader(obj)
+    files = chunk_files(obj) if module.startswith("zarr") else None
+    return ArrayLikeReader(obj) if files is None else ZarrReader(obj, files)

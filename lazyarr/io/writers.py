@@ -7,9 +7,10 @@ computed the block. A zarr array pickles as its store and path, so dask
 workers write to the store directly; a target that lives in this process's
 memory refuses to be pickled (a worker would write into its own copy).
 Each call writes whole stored chunks (the write op refuses blocks that
-split them), and zarr's local store writes each chunk to a temporary file
-and renames it, so an interrupted run leaves every chunk old or new, never
-half written.
+split them); a zarr array on a local store has them compressed straight
+from the block into a temporary file that is renamed over the chunk
+(:mod:`lazyarr.io.zarr_chunks`), so an interrupted run leaves every chunk
+old or new, never half written.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from lazyarr.graph.token import ByToken
 from lazyarr.io.readers import stored_chunks
+from lazyarr.io.zarr_chunks import chunk_files
 
 __all__ = ["ArrayWriter", "writer_for"]
 
@@ -43,10 +45,15 @@ class ArrayWriter(ByToken):
             "h5py"
         )
         self.token = f"write:{uuid.uuid4().hex}"
+        zarr_array = type(target).__module__.startswith("zarr")
+        self.files = chunk_files(target) if zarr_array else None
 
     def write(self, where: tuple[slice, ...], block: np.ndarray) -> None:
         """Store ``block`` at ``where`` (whole stored chunks, or the array's edge)."""
-        self.target[where] = block
+        if self.files is not None and all(s.stop > s.start for s in where):
+            self.files.write_from(self.target, where, block)
+        else:
+            self.target[where] = block
 
     def describe(self) -> str:
         store = getattr(self.target, "store", None)

@@ -1,0 +1,205 @@
+"""zarr chunks straight between files and blocks: a local store's chunk files decoded in place.
+
+Reading a region through zarr decodes each chunk into a fresh buffer and
+copies it into the result; for blocks that are whole chunks stacked along
+the first axis (the blocks :func:`~lazyarr.graph.chunks.aligned_chunks`
+chooses), each chunk is one contiguous slab of the block, so its file can be
+decompressed directly into that slab: one pass over the decoded bytes
+instead of three (allocate, decode, copy). Writing is the mirror image: the
+slab is compressed and written to a temporary file that is renamed over the
+chunk's (every chunk old or new, never half written), and a chunk that is
+all fill value is removed instead when the array does not write empty
+chunks, as zarr does. Only layouts whose bytes are plainly the array's
+bytes take this way (a local store, C order, native byte order, no
+filters, sharding or transposes, compressed by nothing or zstd; blosc for
+reading); everything else, and chunks cut by the region's edge, go
+through zarr itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ChunkFiles", "chunk_files"]
+
+
+@dataclass(frozen=True)
+class ChunkFiles:
+    """Where a zarr array's chunk files are and how to decode one into a buffer."""
+
+    root: str
+    chunk_shape: tuple[int, ...]
+    dtype: np.dtype
+    key_of: Any  # chunk coordinates -> key relative to root (the metadata's own encoding)
+    codec: Any  # a numcodecs codec, or None for raw bytes
+    writable: bool  # the codec encodes as zarr would (zstd, raw)
+    fill_value: Any
+    write_empty: bool
+
+    def read_into(self, array: Any, where: tuple[slice, ...], out: np.ndarray) -> None:
+        """Fill ``out`` with ``array[where]`` (steps 1): whole chunks decoded in place."""
+        for coords, box, local in self._chunks(where):
+            dst = out[local]
+            if not (self._whole(box, dst) and self._decode(coords, dst)):
+                dst[...] = array[box]  # cut by the region's edge, or missing: zarr decides
+
+    def write_from(self, array: Any, where: tuple[slice, ...], block: np.ndarray) -> None:
+        """Store ``block`` at ``array[where]`` (steps 1): whole chunks encoded from place."""
+        for coords, box, local in self._chunks(where):
+            src = block[local]
+            if self.writable and self._whole(box, src):
+                self._encode(coords, src)
+            else:
+                array[box] = src
+
+    def _chunks(self, where: tuple[slice, ...]) -> Any:
+        """Each chunk under ``where``: its coordinates, its box in the array and in the block."""
+        chunk = self.chunk_shape
+        first = [s.start // c for s, c in zip(where, chunk)]
+        last = [(s.stop - 1) // c for s, c in zip(where, chunk)]
+        for coords in np.ndindex(*(b - a + 1 for a, b in zip(first, last))):
+            coords = tuple(a + i for a, i in zip(first, coords))
+            box = tuple(
+                slice(max(k * c, s.start), min((k + 1) * c, s.stop))
+                for k, c, s in zip(coords, chunk, where)
+            )
+            local = tuple(slice(b.start - s.start, b.stop - s.start) for b, s in zip(box, where))
+            yield coords, box, local
+
+    def _whole(self, box: tuple[slice, ...], part: np.ndarray) -> bool:
+        """The chunk lies whole inside the region and is one contiguous slab of the block."""
+        whole = all(b.stop - b.start == c for b, c in zip(box, self.chunk_shape))
+        return whole and part.flags.c_contiguous and part.dtype == self.dtype
+
+    def _encode(self, coords: tuple[int, ...], src: np.ndarray) -> None:
+        path = os.path.join(self.root, self.key_of(coords))
+        if not self.write_empty and _all_fill(src, self.fill_value):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+            return
+        data = src if self.codec is None else self.codec.encode(src)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{uuid.uuid4().hex}.partial"
+        try:
+            with open(partial, "wb") as f:
+                f.write(memoryview(data).cast("B") if self.codec is None else data)
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(partial)
+
+    def _decode(self, coords: tuple[int, ...], dst: np.ndarray) -> bool:
+        """Decode chunk ``coords`` into ``dst`` (False when it has no file: a fill value)."""
+        path = os.path.join(self.root, self.key_of(coords))
+        try:
+            with open(path, "rb", buffering=0) as f:
+                size = os.fstat(f.fileno()).st_size
+                raw = _scratch(size)
+                got = f.readinto(raw)
+        except FileNotFoundError:
+            return False
+        if got != size:
+            raise OSError(f"short read of zarr chunk {path}: {got} of {size} bytes")
+        if self.codec is None:
+            if size != dst.nbytes:
+                raise ValueError(f"zarr chunk {path} has {size} bytes, expected {dst.nbytes}")
+            dst.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
+        else:
+            self.codec.decode(raw, out=dst)
+        return True
+
+
+def _all_fill(a: np.ndarray, fill: Any) -> bool:
+    """Every element equals the fill value (NaN fill: every element NaN)."""
+    if fill is None:
+        return False
+    if a.dtype.kind in "fc" and np.isnan(fill):
+        return bool(np.isnan(a).all())
+    return bool((a == fill).all())
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(size: int) -> memoryview:
+    """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk)."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or len(buf) < size:
+        buf = _SCRATCH.buf = bytearray(max(size, 1))
+    return memoryview(buf)[:size]
+
+
+def chunk_files(array: Any) -> ChunkFiles | None:
+    """The chunk files of a zarr array when they can be decoded in place, else None."""
+    store = getattr(array, "store", None)
+    root = getattr(store, "root", None)
+    meta = getattr(array, "metadata", None)
+    if root is None or meta is None or type(store).__name__ != "LocalStore":
+        return None
+    dtype = np.dtype(array.dtype)
+    if dtype.kind not in "biufc" or not dtype.isnative:
+        return None
+    chunk = getattr(array, "chunks", None)
+    if not isinstance(chunk, tuple) or len(chunk) != len(array.shape) or not chunk:
+        return None
+    codec = _v3_codec(meta, dtype) if meta.zarr_format == 3 else _v2_codec(meta)
+    if codec is False:
+        return None
+    config = getattr(array, "config", None)
+    return ChunkFiles(
+        root=os.path.join(str(root), array.path or ""),
+        chunk_shape=tuple(int(c) for c in chunk),
+        dtype=dtype,
+        key_of=meta.encode_chunk_key,
+        codec=codec,
+        writable=codec is None or type(codec).__name__ == "Zstd",
+        fill_value=_fill(meta.fill_value, dtype),
+        write_empty=bool(getattr(config, "write_empty_chunks", False)),
+    )
+
+
+def _fill(value: Any, dtype: np.dtype) -> Any:
+    """The fill value as a NumPy scalar of ``dtype`` (None: zarr v2's 'no fill value')."""
+    return None if value is None else np.asarray(value, dtype=dtype)[()]
+
+
+def _v3_codec(meta: Any, dtype: np.dtype) -> Any:
+    """numcodecs codec for ``[bytes, compressor?]`` (None: raw); False for other pipelines."""
+    names = [type(c).__name__ for c in meta.codecs]
+    if not names or names[0] != "BytesCodec" or len(names) > 2:
+        return False
+    endian = getattr(meta.codecs[0].endian, "value", meta.codecs[0].endian)
+    if dtype.itemsize > 1 and endian not in (None, sys.byteorder):
+        return False
+    if len(names) == 1:
+        return None
+    return _numcodec(meta.codecs[1])
+
+
+def _v2_codec(meta: Any) -> Any:
+    if getattr(meta, "order", "C") != "C" or getattr(meta, "filters", None):
+        return False
+    compressor = getattr(meta, "compressor", None)
+    if compressor is None:
+        return None
+    return compressor if type(compressor).__name__ in ("Zstd", "Blosc") else False
+
+
+def _numcodec(codec: Any) -> Any:
+    """The numcodecs twin of a zarr v3 compressor that decodes into a given buffer."""
+    import numcodecs
+
+    kind = type(codec).__name__
+    if kind == "ZstdCodec":
+        return numcodecs.Zstd(level=codec.level, checksum=codec.checksum)
+    if kind == "BloscCodec":
+        return numcodecs.Blosc()  # decoding reads its parameters from the frame
+    return False

@@ -1,0 +1,157 @@
+"""zarr chunk files decoded into and encoded from blocks in place (lazyarr.io.zarr_chunks).
+
+Each layout the direct path takes (zarr v3 raw / zstd / blosc, v2 zstd) is
+read and written against zarr itself and NumPy, with edge chunks, chunks
+missing from the store (fill values, NaN included), regions cut by chunk
+edges, and layouts it must leave to zarr (gzip, big-endian, sharding).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
+
+import lazyarr as la
+from lazyarr.io.readers import ArrayLikeReader, ZarrReader, reader_for
+from lazyarr.io.zarr_chunks import ChunkFiles, chunk_files
+from lazyarr.testing import assert_eq
+
+A = np.arange(50 * 12, dtype=np.float64).reshape(50, 12) / 7 - 20
+
+LAYOUTS = {
+    "v3 zstd": {"compressors": ZstdCodec(level=1)},
+    "v3 raw": {"compressors": None},
+    "v3 blosc": {"compressors": BloscCodec(cname="lz4")},
+    "v2 zstd": {"zarr_format": 2},
+}
+
+
+def _array(tmp_path: Path, name: str, data: np.ndarray = A, chunks=(8, 6), **kw) -> zarr.Array:
+    z = zarr.create_array(
+        str(tmp_path / f"{name.replace(' ', '_')}.zarr"),
+        shape=data.shape,
+        chunks=chunks,
+        dtype=data.dtype,
+        **kw,
+    )
+    z[:] = data
+    return z
+
+
+class Spy:
+    """Counts chunks decoded from files and regions handed to zarr."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.decoded = self.encoded = 0
+        decode, encode = ChunkFiles._decode, ChunkFiles._encode
+
+        def counted_decode(files, coords, dst):
+            hit = decode(files, coords, dst)
+            self.decoded += hit
+            return hit
+
+        def counted_encode(files, coords, src):
+            self.encoded += 1
+            encode(files, coords, src)
+
+        monkeypatch.setattr(ChunkFiles, "_decode", counted_decode)
+        monkeypatch.setattr(ChunkFiles, "_encode", counted_encode)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_reads_whole_chunks_from_their_files(tmp_path, monkeypatch, layout):
+    z = _array(tmp_path, layout, **LAYOUTS[layout])
+    reader = reader_for(z)
+    assert isinstance(reader, ZarrReader)
+    spy = Spy(monkeypatch)
+    # rows 8..40, columns 6..12: four whole chunks, each one slab of the (32, 6) block
+    np.testing.assert_array_equal(reader.read((slice(8, 40), slice(6, 12))), A[8:40, 6:12])
+    assert spy.decoded == 4
+    # chunks cut by the region (rows 3..8) or the array's edge (48..50) go through zarr
+    np.testing.assert_array_equal(reader.read((slice(3, 50), slice(6, 12))), A[3:50, 6:])
+    assert spy.decoded == 4 + 5
+    # two chunks wide: no chunk is one slab of the block, zarr reads them all
+    np.testing.assert_array_equal(reader.read((slice(0, 50), slice(0, 12))), A)
+    assert spy.decoded == 4 + 5
+    np.testing.assert_array_equal(reader.read((slice(0, 50, 3), slice(0, 12))), A[::3])
+
+
+def test_missing_chunks_are_fill_values(tmp_path):
+    data = np.full((16, 6), np.nan)
+    data[8:] = 1.5
+    z = zarr.create_array(
+        str(tmp_path / "f.zarr"), shape=data.shape, chunks=(8, 6), dtype="f8", fill_value=np.nan
+    )
+    z[:] = data  # the all-NaN chunk is not written
+    assert not os.path.exists(tmp_path / "f.zarr" / "c" / "0" / "0")
+    out = reader_for(z).read((slice(0, 16), slice(0, 6)))
+    np.testing.assert_array_equal(out, data)
+
+
+def test_layouts_left_to_zarr(tmp_path):
+    gz = _array(tmp_path, "gzip", compressors=GzipCodec())
+    assert chunk_files(gz) is None
+    big = _array(tmp_path, "big", data=A.astype(">f8"))
+    assert chunk_files(big) is None or big.dtype.isnative
+    sharded = _array(tmp_path, "sharded", chunks=(4, 6), shards=(8, 6))
+    assert chunk_files(sharded) is None
+    for z in (gz, big, sharded):
+        reader = reader_for(z)
+        assert not isinstance(reader, ZarrReader) or reader.dtype.isnative
+        np.testing.assert_array_equal(reader.read((slice(0, 50), slice(0, 12))), A)
+    mem = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), chunks=(2,), dtype="i8")
+    assert type(reader_for(mem)) is ArrayLikeReader
+
+
+@pytest.mark.parametrize("layout", ["v3 zstd", "v3 raw", "v2 zstd"])
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_writes_whole_chunks_to_their_files(tmp_path, monkeypatch, layout, executor):
+    target = _array(tmp_path, layout, data=np.zeros_like(A), **LAYOUTS[layout])
+    spy = Spy(monkeypatch)
+    la.store(la.asarray(A, chunks=(16, 6)) * 2, target, executor=executor)
+    np.testing.assert_array_equal(target[:], A * 2)
+    assert spy.encoded == 6 * 2  # rows 0..48 are whole chunks; 48..50 is the array's edge
+    assert not list(Path(target.store.root).rglob("*.partial"))
+
+
+@pytest.mark.parametrize("write_empty", [False, True])
+def test_chunks_of_fill_value_are_removed_unless_empty_chunks_are_written(tmp_path, write_empty):
+    z = zarr.create_array(
+        str(tmp_path / "e.zarr"),
+        shape=(16, 4),
+        chunks=(8, 4),
+        dtype="f8",
+        fill_value=0.0,
+        config={"write_empty_chunks": write_empty},
+    )
+    z[:] = 5.0
+    data = np.zeros((16, 4))
+    data[8:] = 3.0
+    la.store(la.asarray(data, chunks=(8, 4)), z)
+    assert os.path.exists(tmp_path / "e.zarr" / "c" / "0" / "0") == write_empty
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "e.zarr"))[:], data)
+
+
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_round_trip_through_files_on_every_local_executor(tmp_path, monkeypatch, executor):
+    _array(tmp_path, "src", chunks=(8, 6), compressors=ZstdCodec(level=1))
+    x = la.from_zarr(str(tmp_path / "src.zarr"), chunks=(16, 6))
+    spy = Spy(monkeypatch)
+    out = la.to_zarr((x - x.mean(0)) / x.std(0), str(tmp_path / "out.zarr"), executor=executor)
+    expect = (A - A.mean(0)) / A.std(0)
+    np.testing.assert_allclose(out[:], expect, rtol=1e-12, atol=1e-12)
+    assert spy.decoded >= 12 and spy.encoded == 6  # each output chunk is one block
+    assert_eq(la.from_zarr(str(tmp_path / "out.zarr")), expect)
+
+
+def test_readers_and_writers_pickle_with_their_files(tmp_path):
+    z = _array(tmp_path, "p", compressors=ZstdCodec(level=1))
+    reader = pickle.loads(pickle.dumps(reader_for(z)))
+    assert isinstance(reader, ZarrReader) and reader.token == reader_for(z).token
+    np.testing.assert_array_equal(reader.read((slice(8, 16), slice(0, 6))), A[8:16, :6])
