@@ -239,7 +239,7 @@ def _prepare(
     context = getattr(ex, "plan_context", None)
     extra = context() if context else None
     plan = make_plan(exprs, ex.name, passes_for(optimize_, passes), extra=extra)
-    check_memory(plan, pass_context(ex.name, False, extra))
+    check_memory(plan, pass_context(ex.name, False, extra), getattr(ex, "bounds_in_flight", False))
     return ex, plan
 
 
@@ -250,21 +250,27 @@ def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
     return estimate(plan, max(1, ctx.threads), workers, not ctx.workers, temporaries)
 
 
-def check_memory(plan: Plan, ctx: PassContext) -> None:
-    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit."""
+def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
+    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit.
+
+    ``bounded``: the executor runs fewer tasks at once when their working sets would not
+    fit (the numba executor), so the plan only needs one task at a time to fit.
+    """
     if ctx.memory_limit is None:
         return
     est = memory_estimate(plan, ctx)
     if est.peak <= ctx.memory_limit:
         return
     room = ctx.memory_limit - est.held
+    if bounded and est.per_task and room >= est.per_task:
+        return
     if room <= 0 or est.per_task == 0:
         advice = (
             f"the results and held stages alone take {est.held:,} bytes: compute less at "
             "once (write results with lazyarr.store / to_zarr instead of gathering them)"
         )
     else:
-        scale = room / (est.tasks_at_once * est.per_task)
+        scale = room / ((1 if bounded else est.tasks_at_once) * est.per_task)
         now = largest_block_bytes(plan.stages[est.block_stage].expr)
         advice = (
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "

@@ -35,6 +35,29 @@ def test_a_plan_that_cannot_fit_is_refused_before_anything_is_read():
         np.testing.assert_allclose(out, np.sin(A) * 2)
 
 
+def test_the_numba_executor_runs_fewer_tasks_at_once_to_fit_the_limit():
+    """Two threads would each hold a task's 2.9 MiB; under 3 MiB one task runs at a time
+    (the plan was refused before), under 2 MiB not even one fits and it is refused."""
+    a = np.random.default_rng(0).random((2000, 500))
+    x = la.from_array(a, chunks=(250, 500))
+    out = np.zeros_like(a)
+    with la.config.set({"numba.threads": 2, "numba.compile-threshold": 0}):
+        la.store(la.sin(x) * 2, out)
+        stats = la.last_run().stats
+        assert stats.extra["threads"] == 2 and "in_flight_budget" not in stats.extra
+        out[:] = 0
+        with la.config.set({"memory-limit": "3MiB"}):
+            la.store(la.sin(x) * 2, out)
+            stats = la.last_run().stats
+        assert stats.extra["threads"] == 2 and stats.extra["most_at_once"] == 1
+        np.testing.assert_allclose(out, np.sin(a) * 2)
+        with la.config.set({"memory-limit": "3MiB"}), pytest.raises(MemoryLimitError):
+            la.store(la.sin(x) * 2, out, executor="numpy")  # runs two at once, unbounded
+        too_small = la.config.set({"memory-limit": "2MiB"})
+        with too_small, pytest.raises(MemoryLimitError, match="blocks of at most 699,050 bytes"):
+            la.store(la.sin(x) * 2, out)
+
+
 def test_explain_shows_an_over_limit_plan_without_refusing():
     x = la.random.random((1000, 100), chunks=(500, 100))
     with la.config.set({"memory-limit": "100KiB"}):

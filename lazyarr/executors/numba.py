@@ -39,6 +39,7 @@ from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.numba_set import FallbackWarning, NumbaKernels
 from lazyarr.optimize.lower import lower
+from lazyarr.optimize.memory import in_flight_budget
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
@@ -193,6 +194,8 @@ class NumbaExecutor:
     """Runs fused stages as Numba-compiled loops on a thread pool (local, in process)."""
 
     name = "numba"
+    bounds_in_flight = True
+    """Under ``memory-limit`` the tasks at once are bounded by bytes, not only threads."""
     joint = True
     """Compute sibling sets with joint kernels (tests switch it off to compare)."""
 
@@ -327,13 +330,16 @@ class NumbaExecutor:
             # it, which holds the GIL, so a second thread only adds contention
             threads = 1
         stats.extra["threads"] = threads
+        bound = _in_flight_bound(plan, graph) if threads > 1 else {}
+        if bound:
+            stats.extra["in_flight_budget"] = bound["budget"]
         live = sum(a.nbytes for a in into.values())
         pool = self._acquire_pool(threads) if threads > 1 else None
         failed = True
         progress.start(graph.nblocks)
         try:
-            peak, seconds, blocks = run_graph(
-                graph, run.run, run.values, keep, pool, threads, progress, live
+            peak, seconds, blocks, at_once = run_graph(
+                graph, run.run, run.values, keep, pool, threads, progress, live, **bound
             )
             failed = False
         finally:
@@ -341,6 +347,7 @@ class NumbaExecutor:
                 self._release_pool(failed)
             progress.finish()
         stats.blocks = blocks
+        stats.extra["most_at_once"] = at_once
         values = run.values
         ran = [i for i, p in enumerate(graph.producers) if (p >= 0).any()]
         stats.stage_seconds = {graph.stages[i].name: seconds[i] for i in ran}
@@ -355,6 +362,16 @@ class NumbaExecutor:
                 for idx, tid in graph.blocks_of(o)
             }
         return result
+
+
+def _in_flight_bound(plan: Plan, graph: TaskGraph) -> dict[str, Any]:
+    """``run_graph``'s byte bound under ``memory-limit``: what the held stages and results
+    leave, and each stage's working set per task (generated kernels keep no temporaries)."""
+    limit = config.get("memory-limit")
+    if limit is None:
+        return {}
+    budget, need = in_flight_budget(plan, config.parse_bytes(limit), True, False)
+    return {"budget": budget, "need": [need[s.name] for s in graph.stages]}
 
 
 def _prepare(code: StageCode) -> None:

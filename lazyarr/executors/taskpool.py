@@ -8,7 +8,9 @@ block costs a lock and a heap operation on top of its kernel. The calling
 thread only waits, reports progress (every ``tick`` seconds and at the
 end, never from a worker) and turns Ctrl-C or a task's error into one
 clean stop: no new task starts, running ones finish, nothing is left
-behind.
+behind. Under a memory limit the tasks running at once are bounded by
+bytes, not only by threads: a task starts only while the working sets of
+the running ones and its own fit the budget (one task always may run).
 """
 
 from __future__ import annotations
@@ -42,7 +44,15 @@ def nbytes_owned(value: Any) -> int:
 class _State:
     """What the threads share, guarded by one lock."""
 
-    def __init__(self, graph: TaskGraph, keep: set[int], values: list[Any], live: int) -> None:
+    def __init__(
+        self,
+        graph: TaskGraph,
+        keep: set[int],
+        values: list[Any],
+        live: int,
+        need: list[int] | None = None,
+        budget: int | None = None,
+    ) -> None:
         tasks = graph.tasks
         n = len(tasks)
         self.tasks = tasks
@@ -74,6 +84,34 @@ class _State:
         self.live = live
         self.peak = live
         self.seconds = [0.0] * len(graph.stages)
+        self.need = need if budget is not None else None  # working-set bytes per stage
+        self.budget = budget
+        self.in_flight = 0
+        self.most_at_once = 0
+
+    def may_start(self) -> bool:
+        """A ready task exists and its working set fits beside the running ones'."""
+        if not self.ready:
+            return False
+        if self.need is None or self.running == 0:
+            return True
+        cost = self.need[self.tasks[self.ready[0][2]].stage]
+        return self.in_flight + cost <= self.budget
+
+    def start(self) -> int:
+        """Take the next ready task (the lock is held)."""
+        tid = heapq.heappop(self.ready)[2]
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        if self.need is not None:
+            self.in_flight += self.need[self.tasks[tid].stage]
+        return tid
+
+    def finish(self, tid: int) -> None:
+        """A started task stopped running (the lock is held)."""
+        self.running -= 1
+        if self.need is not None:
+            self.in_flight -= self.need[self.tasks[tid].stage]
 
     def push(self, tid: int) -> None:
         task = self.tasks[tid]
@@ -109,18 +147,17 @@ def _worker(state: _State, run: Callable[[int], Any]) -> None:
     n = len(state.tasks)
     while True:
         with cond:
-            while not state.ready and not state.stop and state.done < n:
+            while not state.may_start() and not state.stop and state.done < n:
                 cond.wait()
             if state.stop or state.done >= n:
                 return
-            tid = heapq.heappop(state.ready)[2]
-            state.running += 1
+            tid = state.start()
         t0 = time.perf_counter()
         try:
             value = run(tid)
         except BaseException as e:
             with cond:
-                state.running -= 1
+                state.finish(tid)
                 if state.error is None:
                     state.error = e
                 state.stop = True
@@ -128,7 +165,7 @@ def _worker(state: _State, run: Callable[[int], Any]) -> None:
             return
         seconds = time.perf_counter() - t0
         with cond:
-            state.running -= 1
+            state.finish(tid)
             state.complete(tid, value, seconds)
             if state.ready or state.done >= n:
                 cond.notify_all()
@@ -144,16 +181,21 @@ def run_graph(
     progress: Progress,
     live: int = 0,
     tick: float = 0.05,
-) -> tuple[int, list[float], int]:
+    need: list[int] | None = None,
+    budget: int | None = None,
+) -> tuple[int, list[float], int, int]:
     """Run every task of ``graph`` (``run(tid)`` returns its value) into ``values``.
 
     ``keep``: task ids whose values stay (the outputs' blocks). With no
-    ``pool`` the tasks run here, one after another. Returns the peak of
-    bytes held, the seconds spent per stage, and the blocks computed.
-    Raises the first error a task raised (or the calling thread's Ctrl-C)
-    after every running task has finished.
+    ``pool`` the tasks run here, one after another. ``budget``: bytes the
+    working sets of running tasks may take together, ``need[stage]`` being
+    one task's of each stage (None: only the threads bound them). Returns
+    the peak of bytes held, the seconds spent per stage, the blocks
+    computed and the most tasks that ran at once. Raises the first error a
+    task raised (or the calling thread's Ctrl-C) after every running task
+    has finished.
     """
-    state = _State(graph, keep, values, live)
+    state = _State(graph, keep, values, live, need, budget)
     n = len(graph.tasks)
     if pool is None:
         for _ in range(n):
@@ -163,7 +205,7 @@ def run_graph(
             state.complete(tid, value, time.perf_counter() - t0)
             if state.block_count[tid]:
                 progress.advance(state.block_count[tid])
-        return state.peak, state.seconds, state.blocks_done
+        return state.peak, state.seconds, state.blocks_done, min(n, 1)
     cond = state.cond
     reported = 0
     futures = []
@@ -191,4 +233,4 @@ def run_graph(
             cond.notify_all()
         for f in futures:
             f.result() if state.error is None else f.exception()
-    return state.peak, state.seconds, state.blocks_done
+    return state.peak, state.seconds, state.blocks_done, state.most_at_once

@@ -10,7 +10,9 @@ whole (the second reader may start only after the first has read every
 block, as with ``(x - x.mean(0)) / x.std(0)``), and the results gathered
 into this process. The ``memory`` pass uses it to make large generated and
 read sources inside each reader instead of holding them; compute refuses
-a plan whose estimate exceeds ``memory-limit`` (:class:`MemoryLimitError`).
+a plan whose estimate exceeds ``memory-limit`` (:class:`MemoryLimitError`),
+unless the executor bounds its tasks at once by bytes
+(:func:`in_flight_budget`) and one task at a time fits.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "block_peak_bytes",
     "estimate",
     "held_whole",
+    "in_flight_budget",
     "largest_block",
     "largest_block_bytes",
     "region_size",
@@ -208,3 +211,19 @@ def estimate(
     )
     peak = tasks_at_once * (worst + waiting) + held
     return MemoryEstimate(peak, worst, where, tasks_at_once, held, tuple(held_names), waiting)
+
+
+def in_flight_budget(
+    plan: Plan, limit: int, gathered: bool = True, temporaries: bool = True
+) -> tuple[int, dict[str, int]]:
+    """Bytes the running tasks' working sets may take together under ``limit`` (what the
+    held stages and gathered results leave), and one task's working set per stage (a
+    stored block waiting for its reader included)."""
+    est = estimate(plan, 1, 1, gathered, temporaries)
+    need = {}
+    for name, s in plan.stages.items():
+        if _elsewhere(s) or isinstance(s.expr.op, Windowed):
+            need[name] = largest_block_bytes(s.expr)
+        else:
+            need[name] = block_peak_bytes(s, temporaries) + est.waiting
+    return max(0, limit - est.held), need
