@@ -24,6 +24,8 @@ Workloads (``n`` = blocks x 100 elements, float64):
 4. ``x @ x.T`` for ``x`` of 4 x ``c`` blocks of 10 x 10 (``c = blocks / 4``): 16
    output blocks, each a sum of ``c`` block products, so the block products grow
    linearly with the blocks of ``x`` (a square grid would grow them as blocks^1.5);
+   lazyarr merges neighbouring products of tiny blocks into parts of about
+   ``graph.blockrules.PART_MIN_BYTES`` of input (dask.array runs each product);
 5. ``la.random.random(n, seed=...).sum()`` in 100-element blocks (5a) and in
    10^6-element blocks (5b): generating plus summing, compared by total time;
    5c is 5a with the default ``array.min-chunk-size`` (1 MiB), which lets the

@@ -61,3 +61,26 @@ def _blocks_as_written():
 
     with config.set({"array.min-chunk-size": 0}):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _parts_as_written(monkeypatch):
+    """Contractions of tiny blocks run one partial product per contracted block (the
+    split and its trees are what tests check); merging small parts has its own tests."""
+    from lazyarr.graph import blockrules
+
+    monkeypatch.setattr(blockrules, "PART_MIN_BYTES", 0)
+
+
+@pytest.fixture
+def parts_merged(monkeypatch):
+    """Set how many input bytes a partial product reads at least (returns the setter)."""
+    from lazyarr import api
+    from lazyarr.graph import blockrules
+
+    def merge_up_to(nbytes: int) -> None:
+        monkeypatch.setattr(blockrules, "PART_MIN_BYTES", nbytes)
+        api.clear_plan_cache()
+
+    yield merge_up_to
+    api.clear_plan_cache()

@@ -12,7 +12,8 @@ lowering, kernels and pictures all ask.
 * A contraction (``matmul``, ``tensordot``, ``einsum`` with summed labels)
   can also run as one partial product per contracted block range, summed in
   a tree (:func:`region_parts`); each part reads the same regions with the
-  contracted axes cut to that range.
+  contracted axes cut to that range. Ranges of tiny blocks are merged until a
+  part reads about :data:`PART_MIN_BYTES` (a part's Python costs ~10 us).
 
 A region is a bounding box in global coordinates (one step-1 slice per axis).
 """
@@ -32,6 +33,7 @@ from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.reduction import reduce_block_inputs
 
 __all__ = [
+    "PART_MIN_BYTES",
     "Contraction",
     "Read",
     "broadcast_region",
@@ -94,14 +96,39 @@ def _broadcast_reads(input_exprs: Sequence[Expr], shape: tuple, region: Region) 
 # ----------------------------------------------------------------- contractions
 
 
+PART_MIN_BYTES = 1 << 20
+"""A partial product reads about this many input bytes at least: the contracted ranges of
+blocks smaller than that are merged (the Python around a part costs more than its kernel)."""
+
+
+def _merged(spans: list[tuple[int, int]], per_unit: int, min_bytes: int) -> list[tuple[int, int]]:
+    """Neighbouring ``spans`` joined while a joined range reads at most ``min_bytes``."""
+    out = [spans[0]]
+    for a, b in spans[1:]:
+        lo = out[-1][0]
+        if (b - lo) * per_unit <= min_bytes:
+            out[-1] = (lo, b)
+        else:
+            out.append((a, b))
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Contraction:
     """The summed axes of a contraction: per label, its length and (input, axis) uses."""
 
     labels: tuple[tuple[int, tuple[tuple[int, int], ...]], ...]
 
-    def intervals(self, inputs: Sequence[Expr]) -> list[list[tuple[int, int]]]:
-        """Per label, the ranges of the common refinement of every use's chunks."""
+    def intervals(
+        self, inputs: Sequence[Expr], min_bytes: int | None = None
+    ) -> list[list[tuple[int, int]]]:
+        """Per label, the ranges of the common refinement of every use's chunks.
+
+        Neighbouring ranges of the last label are merged while one part reads
+        at most ``min_bytes`` of its inputs (None: :data:`PART_MIN_BYTES`; 0: never).
+        """
+        if min_bytes is None:
+            min_bytes = PART_MIN_BYTES
         out = []
         for length, uses in self.labels:
             cuts = {0, length}
@@ -110,7 +137,28 @@ class Contraction:
             edges = sorted(cuts)
             spans = [(a, b) for a, b in pairwise(edges) if b > a]
             out.append(spans or [(0, length)])
+        if min_bytes and len(out[-1]) > 1:
+            out[-1] = _merged(out[-1], self._bytes_per_unit(inputs, out), min_bytes)
         return out
+
+    def _bytes_per_unit(self, inputs: Sequence[Expr], spans: list[list[tuple[int, int]]]) -> int:
+        """Input bytes one part reads per unit length of the last label's range (largest
+        chunk on free axes, largest range on the other labels)."""
+        widest = {
+            (pos, ax): max(b - a for a, b in spans[i])
+            for i, (_, uses) in enumerate(self.labels[:-1])
+            for pos, ax in uses
+        }
+        last = {pos: ax for pos, ax in self.labels[-1][1]}
+        total = 0
+        for pos, ax_last in last.items():
+            e = inputs[pos]
+            size = e.dtype.itemsize
+            for ax, c in enumerate(e.chunks):
+                if ax != ax_last:
+                    size *= widest.get((pos, ax), max(c, default=1))
+            total += size
+        return max(total, 1)
 
 
 def contraction(expr: Expr) -> Contraction | None:
