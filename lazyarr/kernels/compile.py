@@ -11,16 +11,25 @@ imported as a module whose functions carry ``@njit(cache=True)``, so
 Numba's own cache (``<cache_dir>/__pycache__/*.nbi|nbc``) lets a new
 process load the machine code instead of compiling it again. Without a
 cache directory the source is ``exec``-ed and compiled in memory only.
+
+The disk cache is trusted only as far as we can check it: the directory is
+created 0700, and one that another user owns or that group/others may write
+is not used (a :class:`CacheWarning`, then memory only), as ssh treats its
+keys; a cached module whose text is not exactly the source we generated is
+replaced before it is imported; an entry that fails to load (a damaged
+``.nbi``/``.nbc``) is deleted and built again, once, under a lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib.util
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +38,22 @@ import numpy as np
 
 from lazyarr.kernels.emit import Kernel
 
-__all__ = ["CompileError", "Options", "clear_memory_cache", "compile_kernel", "stats"]
+__all__ = [
+    "CacheWarning",
+    "CompileError",
+    "Options",
+    "clear_memory_cache",
+    "compile_kernel",
+    "stats",
+]
 
 
 class CompileError(Exception):
     """Numba could not compile a generated kernel (the message says why)."""
+
+
+class CacheWarning(UserWarning):
+    """The kernel disk cache was not used, or an entry of it was repaired (says why)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,18 +130,83 @@ def _prelude(cache: bool, fastmath: bool) -> str:
 
 
 def _write_once(path: Path, text: str) -> None:
-    """Create ``path`` with ``text`` atomically; an existing file is left untouched."""
+    """Create ``path`` (mode 0600) with ``text`` atomically; an existing file is kept."""
     if path.exists():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
         os.link(tmp, path)  # fails if another process created it first: keep theirs
     except FileExistsError:
         pass
     finally:
-        tmp.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+_TRUSTED: dict[str, str | None] = {}  # cache dir -> why it is not used (None: it is)
+
+
+def _distrust(path: Path) -> str | None:
+    """Why ``path`` (a directory) must not hold code we import, or None."""
+    st = path.stat()
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{path} can be written by others (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def _usable(cache_dir: str) -> bool:
+    """Create ``cache_dir`` (0700) if needed; False, with one warning, if it cannot be trusted."""
+    if cache_dir not in _TRUSTED:
+        root = Path(cache_dir)
+        try:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            (root / "__pycache__").mkdir(mode=0o700, exist_ok=True)  # Numba's files
+            why = _distrust(root) or _distrust(root / "__pycache__")
+        except OSError as e:
+            why = f"{cache_dir} cannot be used ({e})"
+        _TRUSTED[cache_dir] = why
+        if why:
+            warnings.warn(
+                CacheWarning(
+                    f"kernel disk cache off: {why}; kernels are compiled in memory only "
+                    "(make it private with chmod 700, or set numba.cache-dir)"
+                ),
+                stacklevel=4,
+            )
+    return _TRUSTED[cache_dir] is None
+
+
+def _entry_files(cache_dir: str, key: str) -> list[Path]:
+    """The files of one cache entry: our module and Numba's index and code files."""
+    root = Path(cache_dir)
+    return [root / f"lazyarr_{key}.py", *(root / "__pycache__").glob(f"lazyarr_{key}.*")]
+
+
+def _discard(cache_dir: str, key: str) -> None:
+    for f in _entry_files(cache_dir, key):
+        with contextlib.suppress(FileNotFoundError):
+            f.unlink()
+
+
+@contextlib.contextmanager
+def _rebuild_lock(cache_dir: str):
+    """One process at a time repairs entries of ``cache_dir`` (a no-op where flock is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(Path(cache_dir) / ".rebuild.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _load_module(key: str, text: str, cache_dir: str | None) -> Any:
@@ -131,7 +216,22 @@ def _load_module(key: str, text: str, cache_dir: str | None) -> Any:
         exec(compile(text, f"<lazyarr kernel {key}>", "exec"), namespace)
         return namespace
     path = Path(cache_dir) / f"lazyarr_{key}.py"
-    _write_once(path, text)
+    try:
+        found: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        found = None
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    if found is not None and found != text:  # edited or damaged: never import it
+        _discard(cache_dir, key)
+        warnings.warn(
+            CacheWarning(f"{path} differed from the kernel it names; replaced it"), stacklevel=4
+        )
+    try:
+        _write_once(path, text)
+    except OSError as e:  # a full or read-only disk: this kernel is compiled in memory
+        warnings.warn(CacheWarning(f"cannot write {path} ({e}); compiled in memory"), stacklevel=4)
+        return _load_module(key, text.replace("cache=True", "cache=False", 1), None)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise CompileError(f"cannot import the generated kernel {path}")
@@ -150,6 +250,13 @@ def _signature(kernel: Kernel) -> tuple:
     )
 
 
+def _build(kernel: Kernel, key: str, text: str, cache_dir: str | None) -> Any:
+    """Import the kernel's module and compile (or load) its signature."""
+    fn = _load_module(key, text, cache_dir)[kernel.name]
+    fn.compile(_signature(kernel))
+    return fn
+
+
 def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
     """The compiled ``kernel`` (a Numba dispatcher); :class:`CompileError` if Numba fails."""
     key = cache_key(kernel, options)
@@ -158,14 +265,31 @@ def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
         if fn is not None:
             _STATS["memory_hits"] += 1
             return fn
-        text = _prelude(options.cache_dir is not None, options.fastmath) + kernel.source
+        cache_dir = options.cache_dir
+        if cache_dir is not None and not _usable(cache_dir):
+            cache_dir = None
+        text = _prelude(cache_dir is not None, options.fastmath) + kernel.source
+        cached = cache_dir is not None and any(f.exists() for f in _entry_files(cache_dir, key))
         try:
-            namespace = _load_module(key, text, options.cache_dir)
-            fn = namespace[kernel.name]
-            sig = _signature(kernel)
-            fn.compile(sig)
+            fn = _build(kernel, key, text, cache_dir)
         except Exception as e:
-            raise CompileError(f"{type(e).__name__}: {e}") from e
+            if not cached:
+                raise CompileError(f"{type(e).__name__}: {e}") from e
+            # a damaged entry (Numba's index or code file): delete it, build it once more
+            assert cache_dir is not None
+            with _rebuild_lock(cache_dir):
+                _discard(cache_dir, key)
+                try:
+                    fn = _build(kernel, key, text, cache_dir)
+                except Exception as again:
+                    raise CompileError(f"{type(again).__name__}: {again}") from again
+            warnings.warn(
+                CacheWarning(
+                    f"cached kernel lazyarr_{key} could not be loaded "
+                    f"({type(e).__name__}: {e}); it was deleted and built again"
+                ),
+                stacklevel=3,
+            )
         hits = sum(fn.stats.cache_hits.values())
         _STATS["disk_hits" if hits else "compiled"] += 1
         _MEMORY[key] = fn
