@@ -464,3 +464,25 @@ def test_integers_bounds_and_dtype_errors():
     assert la.random.integers(5, 5, size=0, seed=1).shape == (0,)  # nothing drawn: no error
     b = la.random.integers(0, 2, 50, dtype=bool, seed=3).compute()
     assert b.dtype == bool and b.any() and not b.all()
+
+
+@pytest.mark.parametrize("make", [la.asarray, la.array, la.from_array])
+def test_a_masked_array_is_refused_not_unmasked(make):
+    m = np.ma.array([1.0, 2.0, 3.0, 4.0], mask=[0, 1, 0, 1])
+    with pytest.raises(TypeError, match=r"filled\("):
+        make(m)
+    assert float(la.asarray(m.filled(0.0)).sum()) == float(m.sum()) == 4.0
+
+
+@pytest.mark.parametrize(
+    "make", [lambda s: s.ones, lambda s: s.zeros, lambda s: s.empty, lambda s: s.full]
+)
+@pytest.mark.parametrize("shape", [(2**62,), (2**31, 2**31)])
+def test_an_array_too_big_to_exist_raises_like_numpy(make, shape):
+    args = (shape, 1.0) if make(np) is np.full else (shape,)
+    with pytest.raises(ValueError) as want:
+        make(np)(*args)
+    with pytest.raises(ValueError) as got:
+        make(la)(*args)  # at expression time: nothing is allocated either way
+    assert str(got.value) == str(want.value)
+    assert la.ones((2**40,)).shape == (2**40,)  # big but possible: lazy, fine

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, product
 from typing import Any
@@ -132,6 +133,11 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_byt
     block lengths. Raises ``ValueError`` naming the shape when they disagree.
     """
     shape = tuple(int(s) for s in shape)
+    if math.prod(shape) * itemsize > sys.maxsize:  # NumPy's check, at expression time
+        raise ValueError(
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size."
+        )
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         return auto_chunks(shape, itemsize, limit_bytes)
     if isinstance(chunks, str):

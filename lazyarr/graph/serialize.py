@@ -137,6 +137,19 @@ def exprs_to_json(roots: Sequence[Expr]) -> tuple[dict[str, Any], list[str]]:
     return table, [r.key for r in roots]
 
 
+def _check_loaded(e: Expr) -> None:
+    """An embedded array has the shape and dtype its node declares (a plan file may be
+    damaged or edited; ``Expr`` itself checks chunks against the shape)."""
+    data = getattr(e.op, "data", None)
+    if isinstance(data, ArrayData) and e.op.name == "array":
+        arr = data.array
+        if arr.shape != e.shape or arr.dtype != e.dtype:
+            raise ValueError(
+                f"plan JSON: node {e.key} declares shape {e.shape} and dtype {e.dtype}, "
+                f"but its embedded array has shape {arr.shape} and dtype {arr.dtype}"
+            )
+
+
 def exprs_from_json(table: dict[str, Any]) -> dict[str, Expr]:
     """Rebuild every node of a table written by :func:`exprs_to_json`."""
     types = op_types()
@@ -154,6 +167,7 @@ def exprs_from_json(table: dict[str, Any]) -> dict[str, Expr]:
         e = Expr(op, [built[i] for i in d["inputs"]], d["shape"], d["dtype"], d["chunks"])
         if e.key != k:
             raise ValueError(f"plan JSON is inconsistent: node {k} reads back as {e.key}")
+        _check_loaded(e)
         built[k] = e
         for r in readers[k]:
             waiting[r].discard(k)

@@ -80,6 +80,11 @@ def asarray(
         if chunks != "auto":
             out = out.rechunk(chunks)
         return out
+    if isinstance(obj, np.ma.MaskedArray):
+        raise TypeError(
+            "lazyarr arrays have no mask, and dropping it would change results: pass "
+            "x.filled(fill_value) (e.g. np.nan for floats), or x.data with a separate mask array"
+        )
     if copy is False:
         if not isinstance(obj, np.ndarray) or (dtype is not None and np.dtype(dtype) != obj.dtype):
             raise ValueError("asarray(copy=False) would need a copy of this input")

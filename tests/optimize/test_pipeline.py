@@ -149,3 +149,25 @@ def test_checker_catches_wrong_per_block_array_shape():
     s = s.replace(worker=np.zeros((2,), dtype=np.int32))  # 3 blocks, not 2
     with pytest.raises(InvariantError, match="per-block"):
         check_plan(p.with_stages({**p.stages, s.name: s}))
+
+
+@pytest.mark.parametrize("damage", ["shorter", "dtype", "chunks"])
+def test_a_damaged_plan_file_is_refused_when_loaded(damage):
+    import base64
+    import io
+
+    from lazyarr.optimize.plan import Plan
+
+    a = np.arange(12.0)
+    plan = api.make_plan([(la.asarray(a, chunks=4) * 2)._expr], "numpy", api.passes_for(None, None))
+    doc = json.loads(plan.to_json())
+    (node,) = [n for n in doc["exprs"].values() if n["op"] == "array"]
+    if damage == "chunks":
+        node["chunks"] = [[4, 4, 3]]
+    else:
+        buf = io.BytesIO()
+        np.save(buf, a[:7] if damage == "shorter" else a.astype(np.float32))
+        node["params"]["data"]["npy"] = base64.b64encode(buf.getvalue()).decode()
+    assert Plan.from_json(plan.to_json()).outputs == plan.outputs  # the intact file loads
+    with pytest.raises(ValueError, match=r"plan JSON|do not match shape"):
+        Plan.from_json(json.dumps(doc))
