@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import socket
+import struct
 import threading
+import time
 from typing import Any
 
 import dask.config
@@ -147,7 +150,56 @@ class ClusterManager:
                     cluster.close()
 
 
+_MAX_GREETING = 1 << 20  # a scheduler's first message (its handshake) is a few hundred bytes
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Check, within ``timeout``, that a plain-TCP ``address`` speaks Dask's protocol.
+
+    A scheduler writes its handshake as soon as a connection opens: an 8-byte
+    little-endian length, then the frames. A silent peer (a port that accepts
+    and never answers, an HTTP server waiting for a request) or one that
+    greets with text (ssh, smtp) would make ``Client`` wait long past
+    ``dask.timeout`` or read the text as a frame length.
+    """
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return  # tls, ucx, inproc: left to distributed
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            head = b""
+            while len(head) < 16:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(16 - len(head))
+                if not chunk:
+                    raise SchedulerUnreachable(
+                        f"{address!r} closed the connection without a Dask handshake "
+                        "(config dask.address)"
+                    )
+                head += chunk
+    except TimeoutError as e:
+        raise SchedulerUnreachable(
+            f"{address!r} accepted a connection but sent no Dask handshake within "
+            f"{timeout:g} s: not a Dask scheduler, or a stuck one (config dask.address, "
+            "dask.timeout)"
+        ) from e
+    except OSError:
+        return  # refused or unroutable: Client reports it, with its own message
+    total, frames = struct.unpack("<QQ", head)
+    if not (0 < frames <= total <= _MAX_GREETING):
+        raise SchedulerUnreachable(
+            f"{address!r} answered, but not with Dask's protocol (first bytes {head[:16]!r}): "
+            "is dask.address the scheduler's port?"
+        )
+
+
 def _connect(address: str, timeout: float) -> Client:
+    _probe(address, timeout)
     try:
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:

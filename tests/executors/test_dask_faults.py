@@ -124,3 +124,74 @@ def test_unreachable_scheduler_fails_fast_with_the_address():
     assert time.perf_counter() - t0 < 10
     assert isinstance(SchedulerUnreachable("x"), ConnectionError)
     ex.close()
+
+
+class _Server:
+    """A TCP server on loopback that accepts connections and then ``behave(conn)``s."""
+
+    def __init__(self, behave):
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.conns = []
+        self.behave = behave
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            self.behave(conn)
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def _silent(conn):
+    pass
+
+
+def _greeting(conn):
+    conn.sendall(b"SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n")
+
+
+def _http(conn):
+    conn.recv(65536)  # waits for a request that Dask's client never sends first
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+@pytest.mark.parametrize(
+    ("behave", "says"),
+    [
+        (_silent, "sent no Dask handshake"),
+        (_http, "sent no Dask handshake"),
+        (_greeting, "not with Dask's protocol"),
+    ],
+)
+def test_a_port_that_is_not_a_scheduler_fails_within_the_timeout(behave, says):
+    """Before: a silent port or an HTTP server hung for minutes; a greeting server raised
+    ``MemoryError: Unable to allocate 2.82 EiB``."""
+    server = _Server(behave)
+    ex = DaskExecutor()
+    address = f"tcp://127.0.0.1:{server.port}"
+    t0 = time.perf_counter()
+    try:
+        with (
+            config.set({"dask.address": address, "dask.timeout": "1s"}),
+            pytest.raises(SchedulerUnreachable, match=says) as err,
+        ):
+            ex.client()
+        assert address in str(err.value)
+        assert time.perf_counter() - t0 < 10  # not a hang: the timeout is 1 s
+    finally:
+        server.close()
+        ex.close()
