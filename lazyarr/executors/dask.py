@@ -33,6 +33,7 @@ Which cluster: see :mod:`.dask_cluster`; what is measured: :mod:`.dask_stats`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Sequence
@@ -59,7 +60,7 @@ from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
 from .dask_graph import DaskGraph
 from .dask_tasks import StagePayload, detached, identity, task_fn
 
-__all__ = ["DaskExecutor", "SchedulerUnreachable"]
+__all__ = ["ComputeStalled", "DaskExecutor", "SchedulerUnreachable"]
 
 Index = tuple[int, ...]
 Blocks = dict[Index, TaskRef]
@@ -255,14 +256,19 @@ class _Run:
         return fut
 
     def wait(self, progress: Progress) -> None:
-        """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C."""
+        """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C.
+
+        While nothing finishes, the cluster is looked at every second: a run that
+        cannot progress (a worker paused at its memory limit, a planned worker gone
+        under ``placement: hard``) raises :class:`ComputeStalled` instead of hanging.
+        """
         done = as_completed(self.tasks, loop=self.client.loop)
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
         fut = None
         try:
             if self.ready_blocks:
                 progress.advance(self.ready_blocks)
-            for fut in done:
+            for fut in _completed(done, self._check_stalled):
                 if fut.status == "error":
                     fut.result()  # raises the task's exception, with its traceback
                 if fut.status == "cancelled":
@@ -277,6 +283,71 @@ class _Run:
             self.client.cancel([*ours, *([fut] if fut is not None else [])])
             self.kept = {}
             raise
+
+
+    def _check_stalled(self, idle: float) -> None:
+        """Raise :class:`ComputeStalled` when ``idle`` seconds without a finished task are
+        explained by the cluster: a paused worker, or a planned worker gone (``hard``)."""
+        stall = config.get("dask.stall-timeout")
+        timeout = config.parse_duration(config.get("dask.timeout"))
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        if self.placement == "hard" and idle >= timeout:
+            planned = {self.address(w) for w in range(len(self.workers))} - {None}
+            gone = sorted(planned - set(workers))
+            if gone:
+                raise ComputeStalled(
+                    f"no task finished for {idle:.0f} s: planned worker(s) {', '.join(gone)} "
+                    "left the cluster and dask.placement is 'hard' (their blocks may run "
+                    "nowhere else); set dask.placement: soft"
+                )
+        if stall is None or idle < config.parse_duration(stall):
+            return
+        paused = {a: w for a, w in workers.items() if w.get("status") == "paused"}
+        if paused:
+            told = "; ".join(
+                f"{a} holds {_gib(w.get('metrics', {}).get('memory', 0))} of its "
+                f"{_gib(w.get('memory_limit', 0))} limit"
+                for a, w in sorted(paused.items())
+            )
+            raise ComputeStalled(
+                f"no task finished for {idle:.0f} s while worker(s) are paused at their memory "
+                f"limit: {told}. Give the workers more memory (dask.memory-limit), use smaller "
+                "chunks, or set memory-limit so lazyarr plans for it (dask.stall-timeout)"
+            )
+
+
+def _scheduler_address(client: Client) -> str:
+    with contextlib.suppress(Exception):
+        return str(client.scheduler.address)
+    return "(unknown address)"
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+def _completed(done: as_completed, on_idle: Any, every: float = 1.0) -> Any:
+    """The futures of ``done`` as they finish; ``on_idle(seconds)`` each ``every`` seconds
+    in which none did (it may raise)."""
+    since = checked = time.monotonic()
+    while True:
+        batch = done.next_batch(block=False)
+        if batch:
+            since = checked = time.monotonic()
+            yield from batch
+            continue
+        if done.is_empty():
+            return
+        with done.thread_condition:
+            done.thread_condition.wait(timeout=0.1)
+        now = time.monotonic()
+        if now - checked >= every:
+            checked = now
+            on_idle(now - since)
+
+
+class ComputeStalled(RuntimeError):
+    """A Dask compute could not progress (a paused or lost worker); the message says which."""
 
 
 class DaskExecutor:
@@ -390,6 +461,11 @@ class DaskExecutor:
                     run.wait(progress)
                     result = _fetch(client, run.kept) if fetch else run.kept
                 except (_LostData, FutureCancelledError) as e:
+                    if client.status != "running":
+                        raise SchedulerUnreachable(
+                            f"the Dask scheduler at {_scheduler_address(client)} was lost "
+                            f"during the compute (client {client.status}); nothing was kept"
+                        ) from e
                     if retries >= 1:
                         raise RuntimeError(
                             f"blocks were cancelled twice ({e}): an input scattered from this "

@@ -19,10 +19,12 @@ the stage payloads (``lazyarr-stage-...``, code, not data) are not counted.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from typing import Any
 
 from distributed import Client, WorkerPlugin, get_worker
+from distributed.comm.core import CommClosedError
 
 __all__ = [
     "PAYLOAD_PREFIX",
@@ -123,7 +125,14 @@ _REGISTERED: set[str] = set()
 def ensure_plugin(client: Client) -> None:
     """Register the plugin on ``client``'s cluster (once per client; new workers get it too)."""
     if client.id not in _REGISTERED:
-        client.register_plugin(StatsPlugin(), name=PLUGIN_NAME)
+        for attempt in range(3):  # a worker dying as we register breaks the call, not us
+            try:
+                client.register_plugin(StatsPlugin(), name=PLUGIN_NAME)
+                break
+            except (OSError, CommClosedError):
+                if attempt == 2:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
         _REGISTERED.add(client.id)
 
 

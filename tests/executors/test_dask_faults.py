@@ -83,6 +83,91 @@ def test_a_worker_killed_mid_compute_loses_nothing(dask_ex):
     np.testing.assert_array_equal(la.arange(6, chunks=4).compute(executor="dask"), np.arange(6))
 
 
+def test_hard_placement_with_a_lost_worker_raises_instead_of_stalling(dask_ex):
+    """Before: the blocks planned on the killed worker waited for it until Ctrl-C."""
+    n = 1_000_000
+    x = la.random.random((48, n), chunks=(1, n), seed=12)
+    rows = (la.sin(x) ** 2).sum(axis=1)
+    plan = api.make_plan([rows._expr], "dask", tuple(config.get("optimize.passes")))
+    stages = {
+        name: s.replace(worker=(np.indices(s.numblocks).sum(axis=0) % 2).astype(np.int32))
+        for name, s in plan.stages.items()
+    }
+    plan = plan.with_stages(stages)
+    client = dask_ex.client()
+    workers = dask_ex.plan_context()["workers"]
+    pids = client.run(os.getpid)
+    progress = KillAfter(pids[workers[0]], fraction=0.3)
+    t0 = time.perf_counter()
+    with (
+        config.set({"dask.placement": "hard", "dask.timeout": "2s"}),
+        pytest.raises(dask_exec.ComputeStalled, match="placement: soft") as err,
+    ):
+        dask_ex.execute(plan, plan.outputs, progress)
+    assert workers[0] in str(err.value) and progress.killed_at is not None
+    assert time.perf_counter() - t0 < 60  # raised after ~2 s without progress, not a hang
+    deadline = time.monotonic() + 20
+    while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    np.testing.assert_array_equal(la.arange(6, chunks=4).compute(executor="dask"), np.arange(6))
+
+
+def test_a_paused_worker_that_stalls_the_compute_is_named():
+    """A worker paused at its memory limit: before, nothing progressed for minutes."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    memory = {  # pause at 50% of the limit; never spill, never kill (the test fills it)
+        "distributed.worker.memory.pause": 0.5,
+        "distributed.worker.memory.target": False,
+        "distributed.worker.memory.spill": False,
+        "distributed.worker.memory.terminate": False,
+    }
+    with dask.config.set(memory):
+        cluster = LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit="300MiB",
+        )
+    client = Client(cluster, set_as_default=False)
+    try:
+        ballast, status = [], set()
+        deadline = time.monotonic() + 60
+        while status != {"paused"} and time.monotonic() < deadline:
+            if len(ballast) < 12:  # 20 MB more until the worker pauses
+                ballast.append(client.submit(np.ones, 2_500_000, pure=False))
+                client.gather(client.submit(len, ballast[-1]))
+            time.sleep(0.6)  # the worker looks at its memory every 0.5 s
+            status = {w["status"] for w in client.scheduler_info()["workers"].values()}
+        assert status == {"paused"}
+        settings = {
+            "dask.address": cluster.scheduler_address,
+            "dask.stall-timeout": "2s",
+            "memory-limit": None,
+        }
+        ex = DaskExecutor()
+        try:
+            with config.set(settings), pytest.raises(dask_exec.ComputeStalled) as err:
+                ex.execute(*_plan_for(ex, la.ones((100, 100), chunks=50).sum()))
+        finally:
+            ex.close()
+        message = str(err.value)
+        (worker,) = client.scheduler_info()["workers"]
+        assert "paused" in message and worker in message
+        assert "GiB limit" in message
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _plan_for(ex, y):
+    plan = api.make_plan([y._expr], "dask", tuple(config.get("optimize.passes")))
+    return plan, plan.outputs
+
+
 def test_lost_scattered_input_is_scattered_again(dask_ex, monkeypatch):
     """User data has no lineage; when its blocks are lost the compute is submitted again."""
     data = np.arange(12.0)
