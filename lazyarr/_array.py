@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -199,14 +199,32 @@ class LazyArray:
         return self
 
     # -- computing -----------------------------------------------------------
-    def compute(self, executor: str | None = None, **options: Any) -> np.ndarray:
+    def compute(
+        self,
+        executor: str | None = None,
+        *,
+        optimize: bool | None = None,
+        passes: Sequence[str] | None = None,
+        progress: Any = None,
+    ) -> np.ndarray:
         """The values as a NumPy array (``executor`` overrides the config)."""
-        (result,) = api.compute_exprs([self._expr], executor=executor, **options)
+        (result,) = api.compute_exprs(
+            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+        )
         return result
 
-    def persist(self, executor: str | None = None, **options: Any) -> LazyArray:
+    def persist(
+        self,
+        executor: str | None = None,
+        *,
+        optimize: bool | None = None,
+        passes: Sequence[str] | None = None,
+        progress: Any = None,
+    ) -> LazyArray:
         """A lazy array backed by computed blocks, kept where they were computed."""
-        (expr,) = api.persist_exprs([self._expr], executor=executor, **options)
+        (expr,) = api.persist_exprs(
+            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+        )
         return wrap(expr)
 
     def to_zarr(self, url: Any, component: str | None = None, **options: Any) -> Any:
