@@ -14,6 +14,7 @@ from lazyarr import fft as fft  # submodule namespaces
 from lazyarr import linalg as linalg
 from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
+from lazyarr._fallback import NumPyFallbackWarning as NumPyFallbackWarning
 from lazyarr._version import __version__ as __version__
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403

@@ -17,6 +17,7 @@ import numpy as np
 
 from lazyarr import api, planview
 from lazyarr._convert import as_expr, as_operand, chunks_for
+from lazyarr._fallback import numpy_fallback
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, reduce
 from lazyarr.graph.ops import indexing as ix
@@ -324,12 +325,8 @@ class LazyArray:
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         impl = HANDLED_FUNCTIONS.get(func)
-        if impl is None:
-            raise TypeError(
-                f"lazyarr does not implement {func.__module__}.{func.__qualname__} for lazy "
-                "arrays; "
-                f"call .compute() (or np.asarray) first to use NumPy's version"
-            )
+        if impl is None:  # NumPy's own function on the computed arguments, warned once
+            return numpy_fallback(func, args, kwargs, LazyArray)
         return impl(*args, **kwargs)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
