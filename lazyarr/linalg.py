@@ -73,6 +73,7 @@ def __dir__() -> list[str]:
     """The public names only: ``dir()`` and tab completion show no ``np``, ``Expr`` or helpers."""
     return sorted(__all__)
 
+
 LinAlgError = np.linalg.LinAlgError
 
 

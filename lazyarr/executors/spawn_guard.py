@@ -113,9 +113,9 @@ def check_main_guard(start_method: str) -> None:
         return
     path, line = found
     raise UnguardedScriptError(
-        f"lazyarr: the dask executor cannot start LocalCluster worker processes from line {line} of "
-        f"{os.path.basename(path)}: each worker process runs the script's top-level code "
-        "again. Put that code under `if __name__ == \"__main__\":`, or set `dask.processes: "
+        "lazyarr: the dask executor cannot start LocalCluster worker processes from line "
+        f"{line} of {os.path.basename(path)}: each worker process runs the script's top-level code "
+        'again. Put that code under `if __name__ == "__main__":`, or set `dask.processes: '
         "false` (LAZYARR_DASK__PROCESSES=false, or "
-        "la.config.set({\"dask.processes\": False})) for a LocalCluster of threads."
+        'la.config.set({"dask.processes": False})) for a LocalCluster of threads.'
     ) from None
