@@ -148,9 +148,9 @@ def test_check_main_guard_raises_for_an_unguarded_caller(tmp_path, monkeypatch):
     main.__file__ = str(path)
     main.__spec__ = None
     monkeypatch.setitem(sys.modules, "__main__", main)
-    with pytest.raises(spawn_guard.UnguardedScriptError, match="line 2 of fake_main.py"):
+    with pytest.raises(spawn_guard.UnguardedScriptError, match=r"line 2 of fake_main\.py"):
         exec(compile(source, str(path), "exec"), vars(main))
-    guarded = source.replace("check_main_guard(", 'if __name__ == "__main__":\n    check_main_guard(')
+    call = 'check_main_guard("spawn")'
+    guarded = source.replace(call, f'if __name__ == "__main__":\n    {call}')
     path.write_text(guarded)
-    main.__name__ = "__main__"
     exec(compile(guarded, str(path), "exec"), vars(main))  # no error
