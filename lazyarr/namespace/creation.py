@@ -142,7 +142,7 @@ def ones(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "au
 @implements("empty")
 def empty(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array whose values are unspecified (lazyarr gives zeros)."""
-    return zeros(shape, dtype=dtype, chunks=chunks)
+    return wrap(_full_expr("empty", shape, 0, _default_float() if dtype is None else dtype, chunks))
 
 
 def _all_auto(e: Expr) -> bool:
