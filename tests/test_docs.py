@@ -68,3 +68,11 @@ def test_architecture_names_only_files_that_exist():
         p for p in sorted(paths) if not (ROOT / p).exists() and not (ROOT / "lazyarr" / p).exists()
     ]
     assert not missing, missing
+
+
+def test_architecture_names_only_modules_that_exist():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    names = set(re.findall(r"`(\w+\.py)`", text))
+    assert len(names) > 30
+    existing = {p.name for p in (ROOT / "lazyarr").rglob("*.py")}
+    assert not names - existing, sorted(names - existing)
