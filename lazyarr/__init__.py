@@ -29,6 +29,7 @@ from lazyarr.namespace.io import to_npy as to_npy
 from lazyarr.namespace.io import to_zarr as to_zarr
 from lazyarr.namespace.linalg import *  # noqa: F403
 from lazyarr.namespace.manipulation import *  # noqa: F403
+from lazyarr.namespace.metadata import *  # noqa: F403
 from lazyarr.namespace.reductions import *  # noqa: F403
 from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403

@@ -173,3 +173,39 @@ def test_save_on_the_dask_executor(tmp_path):
             np.testing.assert_array_equal(np.load(path), A - 1)
         finally:
             ex.close()
+
+
+# -- facts of shape and dtype need no values ----------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128, np.int8])
+def test_shape_and_dtype_questions_are_answered_without_computing(dtype):
+    a = np.ones((5, 3), dtype=dtype)
+    x = la.asarray(a, chunks=2)
+    with config.set(executor="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [
+            np.shape(x),
+            np.ndim(x),
+            np.size(x),
+            np.size(x, 1),
+            np.iscomplexobj(x),
+            np.isrealobj(x),
+            np.result_type(x, 1.0),
+            np.result_type(x, np.float64, 3),
+            np.can_cast(x, np.float64),
+            np.can_cast(x, np.int8, casting="unsafe"),
+        ]
+    want = [
+        np.shape(a),
+        np.ndim(a),
+        np.size(a),
+        np.size(a, 1),
+        np.iscomplexobj(a),
+        np.isrealobj(a),
+        np.result_type(a, 1.0),
+        np.result_type(a, np.float64, 3),
+        np.can_cast(a, np.float64),
+        np.can_cast(a, np.int8, casting="unsafe"),
+    ]
+    assert got == want
