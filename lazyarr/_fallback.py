@@ -46,7 +46,7 @@ def _writes_first_argument() -> dict[Callable[..., Any], str]:
     return {getattr(np, n): arg for n, arg in _WRITERS.items() if hasattr(np, n)}
 
 
-def function_name(func: Callable[..., Any]) -> str:
+def _function_name(func: Callable[..., Any]) -> str:
     """``numpy.linalg.lstsq``: the name a user calls ``func`` by."""
     module = getattr(func, "__module__", None) or "numpy"
     return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}"
@@ -78,7 +78,7 @@ class NumPyFallback:
         lazy: type,
     ) -> Any:
         """``func(*args, **kwargs)`` with every instance of ``lazy`` replaced by its values."""
-        name = function_name(func)
+        name = _function_name(func)
         self._refuse_writes(func, name, args, kwargs, lazy)
         found: dict[int, Any] = {}
         _collect((args, kwargs), lazy, found)
