@@ -2,8 +2,8 @@
 
 Config ``progress``: ``auto`` shows a bar only in a notebook or when both
 stdout and stderr are terminals (so ``make demo > log`` and CI logs get no
-``\r`` redraws), and then only for computes that last over about a second;
-``true`` always; ``false`` never.
+carriage-return redraws), and then only for computes that last over about
+a second; ``true`` always; ``false`` never.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def interactive() -> bool:
 
     tqdm redraws on stderr; once stdout or stderr goes to a file or a pipe
     (``make demo > log``, ``2>&1``, CI) nobody watches the bar live and a log
-    would only collect its ``\r`` redraws.
+    would only collect its carriage-return redraws.
     """
     return _in_notebook() or (_is_terminal(sys.stdout) and _is_terminal(sys.stderr))
 
