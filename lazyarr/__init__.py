@@ -14,6 +14,8 @@ from lazyarr import fft as fft  # submodule namespaces
 from lazyarr import linalg as linalg
 from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
+from lazyarr._fallback import NumPyFallbackWarning as NumPyFallbackWarning
+from lazyarr._version import __version__ as __version__
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.dtypes import *  # noqa: F403
@@ -27,6 +29,7 @@ from lazyarr.namespace.io import to_npy as to_npy
 from lazyarr.namespace.io import to_zarr as to_zarr
 from lazyarr.namespace.linalg import *  # noqa: F403
 from lazyarr.namespace.manipulation import *  # noqa: F403
+from lazyarr.namespace.metadata import *  # noqa: F403
 from lazyarr.namespace.reductions import *  # noqa: F403
 from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
@@ -36,5 +39,4 @@ from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]
 
-__version__ = "0.1.0"
 __array_api_version__ = "2024.12"

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import operator
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from lazyarr import api, planview
 from lazyarr._convert import as_expr, as_operand, chunks_for
+from lazyarr._fallback import numpy_fallback
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, reduce
 from lazyarr.graph.ops import indexing as ix
@@ -199,14 +200,32 @@ class LazyArray:
         return self
 
     # -- computing -----------------------------------------------------------
-    def compute(self, executor: str | None = None, **options: Any) -> np.ndarray:
+    def compute(
+        self,
+        executor: str | None = None,
+        *,
+        optimize: bool | None = None,
+        passes: Sequence[str] | None = None,
+        progress: Any = None,
+    ) -> np.ndarray:
         """The values as a NumPy array (``executor`` overrides the config)."""
-        (result,) = api.compute_exprs([self._expr], executor=executor, **options)
+        (result,) = api.compute_exprs(
+            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+        )
         return result
 
-    def persist(self, executor: str | None = None, **options: Any) -> LazyArray:
+    def persist(
+        self,
+        executor: str | None = None,
+        *,
+        optimize: bool | None = None,
+        passes: Sequence[str] | None = None,
+        progress: Any = None,
+    ) -> LazyArray:
         """A lazy array backed by computed blocks, kept where they were computed."""
-        (expr,) = api.persist_exprs([self._expr], executor=executor, **options)
+        (expr,) = api.persist_exprs(
+            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+        )
         return wrap(expr)
 
     def to_zarr(self, url: Any, component: str | None = None, **options: Any) -> Any:
@@ -306,12 +325,8 @@ class LazyArray:
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         impl = HANDLED_FUNCTIONS.get(func)
-        if impl is None:
-            raise TypeError(
-                f"lazyarr does not implement {func.__module__}.{func.__qualname__} for lazy "
-                "arrays; "
-                f"call .compute() (or np.asarray) first to use NumPy's version"
-            )
+        if impl is None:  # NumPy's own function on the computed arguments, warned once
+            return numpy_fallback(func, args, kwargs, LazyArray)
         return impl(*args, **kwargs)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:

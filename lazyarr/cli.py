@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from lazyarr import config
+from lazyarr._version import __version__
 
 DEMO_COLUMNS = 500
 PICTURE_FORMATS = ("html", "svg", "png", "dot", "json")
@@ -284,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lazyarr",
         description="Lazy NumPy-style arrays: settings, executors, plan pictures and a demo.",
     )
+    parser.add_argument("--version", action="version", version=f"lazyarr {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     cfg = commands.add_parser(

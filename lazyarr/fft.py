@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    """The public names only: ``dir()`` and tab completion show no ``np``, ``Expr`` or helpers."""
+    return sorted(__all__)
+
+
 def _axis(axis: Any, ndim: int, name: str) -> int:
     """A non-negative axis; ``IndexError`` when out of range, as ``numpy.fft``."""
     ax = operator.index(axis)

@@ -68,6 +68,12 @@ __all__ = [
     "vector_norm",
 ]
 
+
+def __dir__() -> list[str]:
+    """The public names only: ``dir()`` and tab completion show no ``np``, ``Expr`` or helpers."""
+    return sorted(__all__)
+
+
 LinAlgError = np.linalg.LinAlgError
 
 

@@ -1,15 +1,18 @@
 """The progress bar executors report to (``tqdm.auto``: terminals and notebooks).
 
-Config ``progress``: ``auto`` shows a bar only for computes that last over
-about a second; ``true`` always; ``false`` never.
+Config ``progress``: ``auto`` shows a bar only in a notebook or when both
+stdout and stderr are terminals (so ``make demo > log`` and CI logs get no
+carriage-return redraws), and then only for computes that last over about
+a second; ``true`` always; ``false`` never.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
-__all__ = ["TqdmProgress", "make_progress"]
+__all__ = ["TqdmProgress", "interactive", "make_progress"]
 
 AUTO_DELAY_SECONDS = 1.0
 
@@ -56,9 +59,40 @@ class TqdmProgress:
             self.bar = None
 
 
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython already imported and running on a kernel)."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def interactive() -> bool:
+    """Whether someone watches the output live: a notebook, or stdout and stderr on a terminal.
+
+    tqdm redraws on stderr; once stdout or stderr goes to a file or a pipe
+    (``make demo > log``, ``2>&1``, CI) nobody watches the bar live and a log
+    would only collect its carriage-return redraws.
+    """
+    return _in_notebook() or (_is_terminal(sys.stdout) and _is_terminal(sys.stderr))
+
+
 def make_progress(setting: Any, description: str) -> TqdmProgress | None:
-    """A progress reporter for the config value ``setting`` (None = no bar)."""
+    """A progress reporter for the config value ``setting`` (None = no bar).
+
+    ``"auto"`` gives a delayed bar only when :func:`interactive`; ``True`` always a bar.
+    """
     if setting in (False, "false", None):
         return None
-    delay = 0.0 if setting in (True, "true") else AUTO_DELAY_SECONDS
-    return TqdmProgress(delay, description)
+    if setting in (True, "true"):
+        return TqdmProgress(0.0, description)
+    if not interactive():
+        return None
+    return TqdmProgress(AUTO_DELAY_SECONDS, description)

@@ -24,19 +24,18 @@ from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import chunks_for, is_auto
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Random
+from lazyarr.graph.ops._common import normalize_shape
 
 __all__ = ["Generator", "default_rng", "integers", "normal", "random", "standard_normal", "uniform"]
 
 
-def _shape(size: Any) -> tuple[int, ...]:
-    if size is None:
-        return ()
-    if isinstance(size, (int, np.integer)):
-        size = (size,)
-    shape = tuple(int(s) for s in size)
-    if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
+def __dir__() -> list[str]:
+    """The public names only: ``dir()`` and tab completion show no ``np``, ``Expr`` or helpers."""
+    return sorted(__all__)
+
+
+def _shape(size: Any, op: str) -> tuple[int, ...]:
+    return () if size is None else normalize_shape(size, f"random.{op}")
 
 
 def _seed(seed: Any) -> int:
@@ -50,7 +49,7 @@ def _seed(seed: Any) -> int:
 
 
 def _make(dist: str, size: Any, dtype: Any, chunks: Any, seed: Any, args: tuple = ()) -> LazyArray:
-    shape = _shape(size)
+    shape = _shape(size, dist)
     dtype = np.dtype(dtype)
     op = Random(dist=dist, seed=_seed(seed), args=args, auto_chunks=is_auto(chunks))
     return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
@@ -125,7 +124,7 @@ def integers(
     if high is None:
         low, high = 0, low
     dtype = np.dtype(dtype)
-    shape = _shape(size)
+    shape = _shape(size, "integers")
     # NumPy's own checks of the bounds for this dtype, raised now (NumPy skips
     # them when nothing is drawn, so probe with one draw unless the size is 0)
     probe = 0 if 0 in shape else 1

@@ -99,3 +99,26 @@ def test_last_run_keeps_no_persisted_blocks():
     readers = [e for s in plan.stages.values() for e in s.input_exprs]
     assert all(not e.op.store.blocks for e in readers if e.op.name == "persisted")
     assert api.make_plan([y._expr], "numpy").outputs == plan.outputs  # keys unchanged
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda x: la.compute(x, executer="numba"), "compute()"),
+        (lambda x: la.persist(x, executer="numba"), "persist()"),
+        (lambda x: x.compute(executer="numba"), "LazyArray.compute()"),
+        (lambda x: x.persist(executer="numba"), "LazyArray.persist()"),
+    ],
+)
+def test_a_misspelt_keyword_is_named_by_the_function_the_user_called(call, name):
+    with pytest.raises(TypeError) as info:
+        call(la.ones(3))
+    assert str(info.value) == f"{name} got an unexpected keyword argument 'executer'"
+
+
+def test_compute_keywords_still_reach_the_plan():
+    x = la.ones(3) + 1
+    (got,) = la.compute(x, executor="numpy", optimize=False, passes=None, progress=False)
+    np.testing.assert_array_equal(got, np.full(3, 2.0))
+    assert api.last_run().plan.history == ()
+    np.testing.assert_array_equal(x.compute("numpy", optimize=False), np.full(3, 2.0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,15 @@ def test_help_lists_the_commands(env):
     assert out.returncode == 0, out.stderr
     for command in ("config", "executors", "demo"):
         assert command in out.stdout
+
+
+def test_version_prints_the_package_version(env):
+    import lazyarr as la
+
+    out = lazyarr("--version", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"lazyarr {la.__version__}"
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", la.__version__)
 
 
 def test_a_command_is_required(env):

@@ -486,3 +486,59 @@ def test_an_array_too_big_to_exist_raises_like_numpy(make, shape):
         make(la)(*args)  # at expression time: nothing is allocated either way
     assert str(got.value) == str(want.value)
     assert la.ones((2**40,)).shape == (2**40,)  # big but possible: lazy, fine
+
+
+# -- shapes: NumPy's TypeError for floats, raised when written -------------------------------
+
+
+def _lazy_rng() -> la.random.Generator:
+    return la.random.default_rng(0)
+
+
+FLOAT_SHAPES = [
+    ("random.random", lambda: la.random.random((10.5, 3)), lambda: np.random.random((10.5, 3))),
+    ("zeros", lambda: la.zeros(2.0), lambda: np.zeros(2.0)),
+    ("ones", lambda: la.ones((3, 2.5)), lambda: np.ones((3, 2.5))),
+    ("full", lambda: la.full((2.0, 2), 7), lambda: np.full((2.0, 2), 7)),
+    ("empty", lambda: la.empty(np.float64(3)), lambda: np.empty(np.float64(3))),
+    ("eye", lambda: la.eye(2.0), lambda: np.eye(2.0)),
+    ("zeros", lambda: la.zeros((True, 2)), lambda: np.zeros((True, 2))),
+    ("zeros", lambda: la.zeros(False), lambda: np.zeros(False)),
+    (
+        "random.standard_normal",
+        lambda: _lazy_rng().standard_normal(2.5),
+        lambda: np.random.default_rng(0).standard_normal(2.5),
+    ),
+    (
+        "random.integers",
+        lambda: _lazy_rng().integers(0, 5, size=(2, 1.5)),
+        lambda: np.random.default_rng(0).integers(0, 5, size=(2, 1.5)),
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "lazy_call", "numpy_call"), FLOAT_SHAPES)
+def test_float_shapes_raise_numpys_type_error_when_written(op, lazy_call, numpy_call):
+    assert assert_same_error(numpy_call, lazy_call) is TypeError
+    with pytest.raises(TypeError) as want:
+        numpy_call()
+    with pytest.raises(TypeError) as got:
+        lazy_call()
+    assert str(got.value) == f"{op}: {want.value}"
+
+
+@pytest.mark.parametrize(
+    "shape", [3, np.int64(3), (2, np.int32(3)), [2, 3], np.array([2, 3]), np.array(4), ()]
+)
+def test_integer_shapes_of_every_kind_give_numpys_shape(shape):
+    want = np.zeros(shape).shape
+    assert la.zeros(shape).shape == want
+    assert la.random.random(shape, seed=0).shape == want
+    assert la.random.default_rng(0).integers(0, 5, size=shape).shape == want
+
+
+def test_negative_dimensions_raise_numpys_value_error():
+    assert assert_same_error(lambda: np.ones((2, -1)), lambda: la.ones((2, -1))) is ValueError
+    assert (
+        assert_same_error(lambda: np.random.random(-1), lambda: la.random.random(-1)) is ValueError
+    )

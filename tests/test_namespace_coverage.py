@@ -221,3 +221,21 @@ def test_constants_and_dtypes():
 def test_every_standard_function_exists_and_is_callable(module, names):
     assert missing(module, names) == []
     assert all(callable(getattr(module, n)) for n in names)
+
+
+@pytest.mark.parametrize("module", [la.random, la.fft, la.linalg], ids=lambda m: m.__name__)
+def test_submodules_show_and_export_only_their_public_names(module):
+    public = sorted(module.__all__)
+    assert [n for n in dir(module) if not n.startswith("_")] == public
+    for hidden in ("np", "Expr", "wrap", "secrets", "LazyArray", "annotations", "Any"):
+        assert hidden not in dir(module)
+    namespace: dict = {}
+    exec(f"from {module.__name__} import *", namespace)
+    assert sorted(set(namespace) - {"__builtins__"}) == public
+    # nothing public is hidden: every function or class the module defines is listed
+    own = [
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+    ]
+    assert set(own) <= set(public), sorted(set(own) - set(public))

@@ -3,8 +3,11 @@
 In order: config ``dask.address`` (connect to that scheduler, within
 ``dask.timeout``); else a ``distributed.Client`` the user already made in
 this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
-``dask.threads-per-worker``, ``dask.memory-limit``) that is started once,
+``dask.threads-per-worker``, ``dask.memory-limit``; worker processes, or
+threads of this process with ``dask.processes: false``) that is started once,
 reused by later computes and closed at interpreter exit or by ``close()``.
+Worker processes are not started from a script's unguarded top-level code
+(``spawn_guard``): that would re-run the script in every worker.
 Only the clusters and clients started here are ever closed here.
 """
 
@@ -23,6 +26,8 @@ from distributed import Client, LocalCluster, default_client
 from distributed.comm import get_address_host
 
 from lazyarr import config
+
+from .spawn_guard import check_main_guard
 
 __all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
 
@@ -94,6 +99,7 @@ class ClusterManager:
                         int(config.get("dask.n-workers")),
                         int(config.get("dask.threads-per-worker")),
                         config.get("dask.memory-limit"),
+                        bool(config.get("dask.processes")),
                     )
                     if self._key != key or not self._running():
                         self.close()
@@ -110,17 +116,23 @@ class ClusterManager:
     def _running(self) -> bool:
         return self._client is not None and self._client.status == "running"
 
-    def _start_local(self, n_workers: int, threads: int, memory_limit: Any, timeout: float) -> None:
+    def _start_local(
+        self, n_workers: int, threads: int, memory_limit: Any, processes: bool, timeout: float
+    ) -> None:
+        if processes:
+            check_main_guard(dask.config.get("distributed.worker.multiprocessing-method"))
         limit = None if memory_limit is None else config.parse_bytes(memory_limit)
         amm = bool(config.get("dask.active-memory-manager"))
+        # threads talk in-process (Dask's default for processes=False: no host to bind)
+        where = {"host": "127.0.0.1"} if processes else {}
         with dask.config.set({"distributed.scheduler.active-memory-manager.start": amm}):
             cluster = LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=threads,
                 memory_limit=limit,
-                processes=True,
-                host="127.0.0.1",
+                processes=processes,
                 dashboard_address=None,
+                **where,
                 # no dashboard; the scheduler's HTTP routes on a free port, not 8787
                 scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             )

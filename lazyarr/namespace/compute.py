@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,16 +16,39 @@ from lazyarr.planview import explain, visualize
 __all__ = ["cluster", "compute", "explain", "last_run", "persist", "plan", "visualize"]
 
 
-def compute(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[np.ndarray, ...]:
-    """Compute several arrays in one shared plan; returns a tuple of NumPy arrays."""
+def compute(
+    *arrays: Any,
+    executor: str | None = None,
+    optimize: bool | None = None,
+    passes: Sequence[str] | None = None,
+    progress: Any = None,
+) -> tuple[np.ndarray, ...]:
+    """Compute several arrays in one shared plan; returns a tuple of NumPy arrays.
+
+    The keywords are spelled out (no ``**options``) so that a misspelt one
+    (``executer=``) is refused by Python naming ``compute()``, not an internal function.
+    """
     exprs = [as_expr(a) for a in arrays]
-    return tuple(api.compute_exprs(exprs, executor=executor, **options))
+    return tuple(
+        api.compute_exprs(
+            exprs, executor=executor, optimize=optimize, passes=passes, progress=progress
+        )
+    )
 
 
-def persist(*arrays: Any, executor: str | None = None, **options: Any) -> tuple[LazyArray, ...]:
+def persist(
+    *arrays: Any,
+    executor: str | None = None,
+    optimize: bool | None = None,
+    passes: Sequence[str] | None = None,
+    progress: Any = None,
+) -> tuple[LazyArray, ...]:
     """Compute several arrays and keep their blocks; returns lazy arrays over them."""
     exprs = [as_expr(a) for a in arrays]
-    return tuple(wrap(e) for e in api.persist_exprs(exprs, executor=executor, **options))
+    kept = api.persist_exprs(
+        exprs, executor=executor, optimize=optimize, passes=passes, progress=progress
+    )
+    return tuple(wrap(e) for e in kept)
 
 
 def cluster() -> Any:

@@ -13,6 +13,7 @@ from lazyarr._convert import as_expr, chunks_for, is_auto, source_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Arange, Eye, Linspace
 from lazyarr.graph.ops import full as full_op
+from lazyarr.graph.ops._common import normalize_shape
 from lazyarr.graph.ops.creation import Generated
 from lazyarr.namespace._register import implements
 from lazyarr.namespace.io import array_like, is_array_like
@@ -35,18 +36,6 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        out = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be an int or a tuple of ints, not {shape!r}") from None
-    if any(s < 0 for s in out):
-        raise ValueError(f"negative dimensions are not allowed: {out}")
-    return out
 
 
 def _default_float() -> np.dtype:
@@ -119,8 +108,8 @@ def from_array(x: Any, chunks: Any = "auto") -> LazyArray:
     return asarray(x, chunks=chunks)
 
 
-def _full_expr(shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr:
-    shape = _shape(shape)
+def _full_expr(op: str, shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr:
+    shape = normalize_shape(shape, op)
     if isinstance(value, LazyArray) or np.ndim(value) != 0:
         raise NotImplementedError(
             "lazyarr's full() takes a scalar fill value; for an array fill value use "
@@ -140,25 +129,25 @@ def full(
     shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto"
 ) -> LazyArray:
     """An array of ``shape`` filled with ``fill_value``."""
-    return wrap(_full_expr(shape, fill_value, dtype, chunks))
+    return wrap(_full_expr("full", shape, fill_value, dtype, chunks))
 
 
 @implements("zeros")
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array of zeros (float64 by default)."""
-    return wrap(_full_expr(shape, 0, _default_float() if dtype is None else dtype, chunks))
+    return wrap(_full_expr("zeros", shape, 0, _default_float() if dtype is None else dtype, chunks))
 
 
 @implements("ones")
 def ones(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array of ones (float64 by default)."""
-    return wrap(_full_expr(shape, 1, _default_float() if dtype is None else dtype, chunks))
+    return wrap(_full_expr("ones", shape, 1, _default_float() if dtype is None else dtype, chunks))
 
 
 @implements("empty")
 def empty(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
     """An array whose values are unspecified (lazyarr gives zeros)."""
-    return zeros(shape, dtype=dtype, chunks=chunks)
+    return wrap(_full_expr("empty", shape, 0, _default_float() if dtype is None else dtype, chunks))
 
 
 def _all_auto(e: Expr) -> bool:
@@ -319,7 +308,7 @@ def eye(
 ) -> LazyArray:
     """A 2-D array with ones on the ``k``-th diagonal."""
     n_cols = n_rows if n_cols is None else n_cols
-    shape = _shape((n_rows, n_cols))
+    shape = normalize_shape((n_rows, n_cols), "eye")
     dtype = _default_float() if dtype is None else np.dtype(dtype)
     op = Eye(k=int(k), auto_chunks=is_auto(chunks))
     return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))

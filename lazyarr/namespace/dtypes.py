@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray
+from lazyarr.namespace._register import implements
 
 __all__ = [
     "__array_namespace_info__",
@@ -86,7 +87,9 @@ def _dtype_of(x: Any) -> Any:
         return x.dtype
     if isinstance(x, (int, float, complex)) and not isinstance(x, np.generic):
         return x  # weak Python scalar
-    return np.dtype(x) if not hasattr(x, "dtype") else x.dtype
+    if isinstance(x, type) or not hasattr(x, "dtype"):  # np.float64 has a class attribute
+        return np.dtype(x)
+    return x.dtype
 
 
 def isdtype(dtype: Any, kind: Any) -> Any:
@@ -101,6 +104,7 @@ def isdtype(dtype: Any, kind: Any) -> Any:
     return dtype == np.dtype(kind)
 
 
+@implements("result_type")
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype NumPy's promotion gives (Python scalars are weak, as in NEP 50)."""
     if not arrays_and_dtypes:
@@ -108,10 +112,11 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
 
 
-def can_cast(from_: Any, to: Any, /) -> Any:
-    """Whether ``from_`` (a dtype or array) casts safely to ``to``."""
+@implements("can_cast")
+def can_cast(from_: Any, to: Any, /, casting: str = "safe") -> Any:
+    """Whether ``from_`` (a dtype or array) casts to ``to`` (safely, or by NumPy's ``casting``)."""
     src = from_.dtype if isinstance(from_, LazyArray) else np.dtype(from_)
-    return np.can_cast(src, np.dtype(to))
+    return np.can_cast(src, np.dtype(to), casting=casting)
 
 
 def finfo(type: Any, /) -> np.finfo:

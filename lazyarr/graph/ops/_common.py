@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ __all__ = [
     "is_scalar",
     "normalize_axis",
     "normalize_axes",
+    "normalize_shape",
     "probe",
 ]
 
@@ -45,6 +47,38 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
         return normalize_axis_index(int(axis), ndim)
     except np.exceptions.AxisError as e:
         raise np.exceptions.AxisError(f"{op}: {e}") from None
+
+
+def normalize_shape(shape: Any, op: str) -> tuple[int, ...]:
+    """A shape argument (one int or a sequence of ints) as a tuple of ints.
+
+    The one place user shapes are checked, so that every creation function and
+    ``la.random`` refuse what NumPy refuses (``la.zeros(2.0)``, ``(10.5, 3)``)
+    with NumPy's exception types and messages, prefixed by the op, instead of
+    truncating floats.
+    """
+    if isinstance(shape, (bool, np.bool_)):
+        raise TypeError(
+            f"{op}: expected a sequence of integers or a single integer, got '{shape!r}'"
+        )
+    try:
+        dims: tuple[int, ...] = (operator.index(shape),)
+    except TypeError:
+        try:
+            items = tuple(shape)
+        except TypeError:
+            raise TypeError(
+                f"{op}: expected a sequence of integers or a single integer, got '{shape!r}'"
+            ) from None
+        if any(isinstance(s, (bool, np.bool_)) for s in items):
+            raise TypeError(f"{op}: an integer is required") from None
+        try:
+            dims = tuple(operator.index(s) for s in items)
+        except TypeError as e:
+            raise TypeError(f"{op}: {e}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{op}: negative dimensions are not allowed: {dims}")
+    return dims
 
 
 def broadcast_shape(op: str, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
