@@ -16,6 +16,8 @@ from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
+from lazyarr.namespace.daskarray import from_dask as from_dask
+from lazyarr.namespace.daskarray import to_dask as to_dask
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
 from lazyarr.namespace.extras import *  # noqa: F403
