@@ -11,6 +11,7 @@ import sys as _sys
 from lazyarr import _array
 from lazyarr import config as config
 from lazyarr import fft as fft  # submodule namespaces
+from lazyarr import lib as lib
 from lazyarr import linalg as linalg
 from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
@@ -34,6 +35,7 @@ from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
+from lazyarr.namespace.windows import sliding_window_view as sliding_window_view
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]
