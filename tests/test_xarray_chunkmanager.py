@@ -178,6 +178,35 @@ def test_load_and_persist(executor, runs):
     xr.testing.assert_identical(lz, ds)
 
 
+def test_groupby_concat_and_friends(executor):
+    season = ("time", np.arange(24) % 4)  # a NumPy coordinate (a chunked one needs labels=)
+    ds = _dataset().assign_coords(season=season)
+    lz = _lazy(_dataset()).assign_coords(season=season)
+    for f in [
+        lambda d: d.temp.groupby("season").mean(),
+        lambda d: xr.concat([d.temp, d.temp * 2], dim="time"),
+        lambda d: d.temp.where(d.temp > 15).fillna(0),
+        lambda d: d.temp.diff("time") + d.temp.shift(time=2),
+        lambda d: d.temp.stack(s=("y", "x")).median("time"),
+        lambda d: xr.dot(d.temp, d.elev, dim=("y", "x")),
+        lambda d: d.temp.pad(time=2, mode="constant").count("time"),
+        lambda d: d.temp.argmax("time"),
+    ]:
+        got = f(lz)
+        assert _is_lazy(got)
+        xr.testing.assert_allclose(got.compute(), f(ds))
+
+
+def test_xarray_objects_over_lazy_arrays_are_dask_collections():
+    """xarray hands Dask's protocol to its data: ``dask.compute`` of a DataArray works."""
+    import dask
+
+    ds = _dataset()
+    lz = _lazy(ds)
+    (got,) = dask.compute(lz.temp.mean("time"))
+    xr.testing.assert_allclose(got, ds.temp.mean("time"))
+
+
 def test_a_lazy_array_in_a_dataarray():
     a = np.arange(24.0).reshape(4, 6)
     da_ = xr.DataArray(la.asarray(a, chunks=(2, 3)), dims=("r", "c"))
@@ -247,6 +276,14 @@ def test_zarr_round_trip(executor, runs, tmp_path):
     assert back.temp.chunks == ((6, 6, 6, 6), (5,), (6,))  # the zarr chunks
     got = back.temp.mean("time")
     xr.testing.assert_allclose(got.compute(), (ds.temp * 2).mean("time"))
+
+
+def test_to_netcdf(executor, tmp_path):
+    pytest.importorskip("h5netcdf")
+    ds = _dataset()
+    (_lazy(ds) + 1).to_netcdf(tmp_path / "b.nc", engine="h5netcdf")
+    with xr.open_dataset(tmp_path / "b.nc", engine="h5netcdf") as back:
+        xr.testing.assert_allclose(back.load(), ds + 1)
 
 
 def test_open_dataset_netcdf(executor, tmp_path):
