@@ -223,8 +223,14 @@ def test_on_the_dask_executor(dask_executor):
         np.testing.assert_allclose(y[:4, 1].compute(), a[:4, 1])
         (p,) = dask.persist(x + 1, scheduler="threads")
         np.testing.assert_allclose(p.compute(), a + 1)
-    # the Dask graph run by the cluster itself: the lazyarr task runs on a worker
+    # the Dask graph run by the cluster itself: the lazyarr task runs on a worker, and
+    # with the dask executor configured it runs there locally (no cluster in a worker)
     client = dask_executor.client()
-    got = client.compute([x * 3, la.to_dask(x).sum()], sync=True)
-    np.testing.assert_allclose(got[0], a * 3)
-    np.testing.assert_allclose(got[1], a.sum())
+    for setting in ("numba", "dask"):
+        with config.set({"executor": setting}):
+            got = client.compute([x * 3, la.to_dask(x).sum()], sync=True)
+            np.testing.assert_allclose(got[0], a * 3)
+            np.testing.assert_allclose(got[1], a.sum())
+            kept = client.persist(x - 1)
+            assert isinstance(kept, la.LazyArray) and kept.chunks == x.chunks
+            np.testing.assert_allclose(kept.compute(executor="numpy"), a - 1)

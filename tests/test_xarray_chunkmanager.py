@@ -354,3 +354,33 @@ def test_apply_ufunc_parallelized(executor):
     got = xr.apply_ufunc(np.tanh, lz.temp, dask="parallelized", output_dtypes=[float])
     assert _is_lazy(got)
     xr.testing.assert_allclose(got.compute(), np.tanh(ds.temp))
+
+
+# ------------------------------------------------------------- dask executor
+@pytest.fixture(scope="module")
+def dask_executor():
+    """lazyarr's ``dask`` executor on a LocalCluster (2 processes x 1 thread), closed after."""
+    ex = registry.get("dask")
+    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
+    with config.set(settings):
+        ex.client()
+        try:
+            yield ex
+        finally:
+            ex.close()
+
+
+def test_zarr_in_and_out_on_the_dask_executor(dask_executor, tmp_path):
+    """Workers read the zarr variables xarray opened and write the new store themselves."""
+    ds = _dataset()
+    ds.to_zarr(tmp_path / "in.zarr", consolidated=False)
+    with config.set({"executor": "dask"}):
+        opened = xr.open_zarr(
+            tmp_path / "in.zarr", chunked_array_type="lazyarr", chunks={}, consolidated=False
+        )
+        got = (opened.temp - opened.temp.mean("time")).compute()
+        assert la.last_run().executor == "dask"
+        xr.testing.assert_allclose(got, ds.temp - ds.temp.mean("time"))
+        (opened * 2).to_zarr(tmp_path / "out.zarr", consolidated=False)
+    written = xr.open_zarr(tmp_path / "out.zarr", consolidated=False).load()
+    xr.testing.assert_allclose(written, ds * 2)
