@@ -118,6 +118,17 @@ def test_chunk_keeps_dims_and_chunks(executor):
     xr.testing.assert_identical(lz.compute(), ds)
 
 
+def test_rechunk_options_and_numpy_views():
+    ds = _dataset()
+    with xr.set_options(chunk_manager="lazyarr"):
+        lz = ds.chunk({"time": 5})
+    assert _is_lazy(lz)
+    again = lz.chunk({"time": 12, "x": 3}, chunked_array_type="lazyarr")  # a lazy rechunk
+    assert _is_lazy(again) and again.temp.chunks == ((12, 12), (5,), (3, 3))
+    np.testing.assert_allclose(again.temp.to_numpy(), ds.temp.to_numpy())
+    np.testing.assert_allclose(np.asarray(again.rain), ds.rain.values)
+
+
 def test_arithmetic_and_reductions_stay_lazy(executor):
     ds = _dataset()
     lz = _lazy(ds)
