@@ -148,12 +148,10 @@ def test_arithmetic_and_reductions_stay_lazy(executor):
         xr.testing.assert_allclose(got.compute(), f(ds))
 
 
-def test_standardized_anomaly(executor, request):
-    """Kept apart: on the numba executor, after another compiled stage, this plan can stop
-    with ``IndexError`` in ``executors/taskpool.py`` (a task that never becomes ready; seen
-    on main too, reported to the lead), so the numba case may fail until that is fixed."""
-    if executor == "numba":
-        request.applymarker(pytest.mark.xfail(raises=IndexError, strict=False))
+def test_standardized_anomaly(executor):
+    """xarray's NaN-skipping mean and std: sibling reductions the numba executor computes
+    jointly (this stopped with IndexError before lowering waited for every member's input;
+    tests/optimize/test_lower_joint_order.py)."""
     ds = _dataset()
     lz = _lazy(ds)
     (lz.temp * 1.8 + 32).compute()
