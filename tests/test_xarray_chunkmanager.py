@@ -287,6 +287,17 @@ def test_zarr_round_trip(executor, runs, tmp_path):
     xr.testing.assert_allclose(got.compute(), (ds.temp * 2).mean("time"))
 
 
+def test_to_zarr_later(executor, tmp_path):
+    """``compute=False``: xarray wraps the lazy writes (Dask collections) in a Delayed."""
+    import dask
+
+    ds = _dataset()
+    delayed = _lazy(ds, {"time": 6}).to_zarr(tmp_path / "c.zarr", compute=False, consolidated=False)
+    assert xr.open_zarr(tmp_path / "c.zarr", consolidated=False).temp.isnull().all()
+    dask.compute(delayed)
+    xr.testing.assert_allclose(xr.open_zarr(tmp_path / "c.zarr", consolidated=False).load(), ds)
+
+
 def test_to_netcdf(executor, tmp_path):
     pytest.importorskip("h5netcdf")
     ds = _dataset()
