@@ -37,7 +37,6 @@ from lazyarr import api, config
 from lazyarr._convert import source_expr
 from lazyarr.executors import registry
 from lazyarr.graph.expr import Expr
-from lazyarr.graph.ops.rechunk import rechunk
 
 __all__ = [
     "DaskCollection",
@@ -89,7 +88,8 @@ def postcompute() -> tuple[Callable[..., Any], tuple]:
 def postpersist(
     expr: Expr, rebuild: Callable[[Expr], Any]
 ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """How Dask makes the persisted collection: a lazy array over the computed values.
+    """How Dask makes the persisted collection: a lazy array over the computed values,
+    in the array's chunks (a ``distributed`` client's future is fetched into this process).
 
     ``rebuild`` wraps an expression into the user-facing array (the top
     level passes it; this module never sees the array class).
@@ -103,8 +103,7 @@ def _persisted(
     value = dsk[name]
     result = getattr(value, "result", None)  # a distributed future: fetch it here
     arr = np.asarray(result() if callable(result) else value)
-    source = source_expr(arr, (tuple((n,) for n in arr.shape)), owned=True)
-    return rebuild(rechunk(source, expr.chunks) if source.chunks != expr.chunks else source)
+    return rebuild(source_expr(arr, expr.chunks, owned=True))
 
 
 def _executor_here(name: str | None) -> str | None:
