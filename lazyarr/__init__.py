@@ -11,6 +11,7 @@ import sys as _sys
 from lazyarr import _array
 from lazyarr import config as config
 from lazyarr import fft as fft  # submodule namespaces
+from lazyarr import lib as lib
 from lazyarr import linalg as linalg
 from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
@@ -18,6 +19,8 @@ from lazyarr._fallback import NumPyFallbackWarning as NumPyFallbackWarning
 from lazyarr._version import __version__ as __version__
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
+from lazyarr.namespace.daskarray import from_dask as from_dask
+from lazyarr.namespace.daskarray import to_dask as to_dask
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
 from lazyarr.namespace.extras import *  # noqa: F403
@@ -35,6 +38,7 @@ from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
+from lazyarr.namespace.windows import sliding_window_view as sliding_window_view
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]

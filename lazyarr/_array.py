@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import api, planview
+from lazyarr import api, dask_collection, planview
 from lazyarr._convert import as_expr, as_operand, chunks_for
 from lazyarr._fallback import numpy_fallback
 from lazyarr.graph.expr import Expr
@@ -116,7 +116,7 @@ def _is_operand(value: Any) -> bool:
     )
 
 
-class LazyArray:
+class LazyArray(dask_collection.DaskCollection):
     """A lazy, chunked N-d array: nothing runs until ``.compute()``."""
 
     __array_priority__ = 20
@@ -333,6 +333,12 @@ class LazyArray:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}")
         return _NAMESPACE["module"]
+
+    def to_dask(self) -> Any:
+        """A Dask array with these chunks; its blocks are lazyarr computes (``lazyarr.to_dask``)."""
+        return _NAMESPACE["module"].to_dask(self)
+
+    to_dask_array = to_dask  # the name `dask.array.asarray` looks for
 
     # -- representation -------------------------------------------------------
     def _summary(self) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from dask.task_spec import TaskRef
-from distributed import Client, Future, as_completed
+from distributed import Client, Future, as_completed, get_worker
 from distributed.client import FutureCancelledError
 
 from lazyarr import config
@@ -368,6 +368,15 @@ class DaskExecutor:
     def close(self) -> None:
         """Close the client and cluster this executor started (a user's client stays open)."""
         self._cluster.close()
+
+    @staticmethod
+    def inside_worker() -> bool:
+        """True in a task running on a Dask worker (where no cluster may be started)."""
+        try:
+            get_worker()
+        except ValueError:
+            return False
+        return True
 
     def plan_context(self) -> dict[str, Any]:
         """Worker count, sorted worker addresses, their hosts and memory limit, for the passes."""

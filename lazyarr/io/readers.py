@@ -28,6 +28,7 @@ from lazyarr.io.zarr_chunks import ChunkFiles, chunk_files
 
 __all__ = [
     "ArrayLikeReader",
+    "DaskReader",
     "HDF5Reader",
     "NpyReader",
     "Reader",
@@ -188,6 +189,36 @@ class NpyReader(Reader):
 
     def describe(self) -> str:
         return f".npy {self.path} {self.shape}"
+
+
+def is_dask_array(obj: Any) -> bool:
+    """True for a ``dask.array.Array`` (asked of the object: this module never imports dask)."""
+    return type(obj).__module__.startswith("dask.array") and hasattr(obj, "__dask_graph__")
+
+
+class DaskReader(Reader):
+    """A Dask array: reading a region computes only the Dask blocks under it.
+
+    The region is computed with Dask's synchronous scheduler where the block
+    is read (a numba executor thread, or the Dask worker running the lazyarr
+    task), so no thread pool or cluster client is started inside another.
+    The Dask array pickles with its graph; its name (Dask's deterministic
+    token of the graph) is the identity.
+    """
+
+    def __init__(self, arr: Any) -> None:
+        self.arr = arr
+        self.shape = tuple(int(n) for n in arr.shape)
+        self.dtype = np.dtype(arr.dtype)
+        self.chunks = None
+        self.blocks = tuple(tuple(int(c) for c in axis) for axis in arr.chunks)
+        self.token = f"dask:{arr.name}"
+
+    def read(self, where: tuple[slice, ...]) -> np.ndarray:
+        return np.asarray(self.arr[where].compute(scheduler="sync"))
+
+    def describe(self) -> str:
+        return f"dask.array {self.arr.name} {self.shape}"
 
 
 def reader_for(obj: Any) -> Reader:

@@ -16,6 +16,7 @@ from lazyarr.graph.ops import full as full_op
 from lazyarr.graph.ops._common import normalize_shape
 from lazyarr.graph.ops.creation import Generated
 from lazyarr.namespace._register import implements
+from lazyarr.namespace.daskarray import from_dask, is_dask_array
 from lazyarr.namespace.io import array_like, is_array_like
 
 __all__ = [
@@ -74,6 +75,9 @@ def asarray(
             "lazyarr arrays have no mask, and dropping it would change results: pass "
             "x.filled(fill_value) (e.g. np.nan for floats), or x.data with a separate mask array"
         )
+    if is_dask_array(obj):  # read block by block when planned, never gathered here
+        out = from_dask(obj, chunks)
+        return out if dtype is None else out.astype(dtype, copy=False)
     if copy is False:
         if not isinstance(obj, np.ndarray) or (dtype is not None and np.dtype(dtype) != obj.dtype):
             raise ValueError("asarray(copy=False) would need a copy of this input")
@@ -103,6 +107,8 @@ def from_array(x: Any, chunks: Any = "auto") -> LazyArray:
     never read here: each block is read when it runs, in blocks that are
     multiples of the storage's chunks unless ``chunks`` says otherwise.
     """
+    if is_dask_array(x):
+        return from_dask(x, chunks)
     if is_array_like(x):
         return array_like(x, None if is_auto(chunks) else chunks)
     return asarray(x, chunks=chunks)

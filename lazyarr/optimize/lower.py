@@ -173,18 +173,18 @@ class _Lowering:
 
     def forward(self) -> None:
         joint_of = self._joint_sets() if self.joint else {}
-        done: set[int] = set()
-        for si, stage in enumerate(self.stages):
-            need = self.needed[si]
-            if need is None or si in done:
+        for unit in self._lowering_order(joint_of):
+            if len(unit) > 1:
+                self._joint(unit)
                 continue
-            members = joint_of.get(si)
+            si = unit[0]
+            stage = self.stages[si]
+            need = self.needed[si]
+            if need is None:
+                continue
             if self.direct[si] and si not in self.outputs:
                 continue  # read in place by its readers
-            if members is not None:
-                self._joint(members)
-                done.update(members)
-            elif stage.kind == "source":
+            if stage.kind == "source":
                 self._sources(si, stage, need)
             elif stage.kind == "reduce":
                 self._reduce(si, stage)
@@ -192,6 +192,34 @@ class _Lowering:
                 self._products(si, stage)
             else:
                 self._blocks(si, stage)
+
+    def _lowering_order(self, joint_of: dict[int, tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Stages, and sibling sets as one unit, each after every stage it reads.
+
+        The plan's order puts each stage after its inputs, but a sibling set is
+        lowered at once: its tasks need every member's inputs lowered (a member
+        may read a stage that comes after another member), and its readers need
+        its tasks. Units are taken in plan order as soon as their inputs are done.
+        """
+        done = [False] * len(self.stages)
+        order: list[tuple[int, ...]] = []
+        pending = list(range(len(self.stages)))
+        while pending:
+            waiting = []
+            for si in pending:
+                if done[si]:
+                    continue
+                unit = joint_of.get(si, (si,))
+                if all(done[i] for m in unit for i in self.inputs[m] if i not in unit):
+                    order.append(unit)
+                    for m in unit:
+                        done[m] = True
+                else:
+                    waiting.append(si)
+            if len(waiting) == len(pending):  # pragma: no cover - siblings never read each other
+                raise RuntimeError("sibling stages that read each other cannot be lowered jointly")
+            pending = waiting
+        return order
 
     def _sources(self, si: int, stage: Stage, need: np.ndarray) -> None:
         reads = self.reads[si]

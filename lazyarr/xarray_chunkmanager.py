@@ -1,0 +1,235 @@
+"""xarray's chunk manager for lazy arrays: ``chunked_array_type="lazyarr"``.
+
+xarray talks to a chunked array library through a
+``ChunkManagerEntrypoint`` registered under the entry-point group
+``xarray.chunkmanagers`` (``pyproject.toml`` registers this class as
+``lazyarr``). With it, ``xr.open_zarr(path, chunked_array_type="lazyarr",
+chunks={})``, ``.chunk(chunked_array_type="lazyarr")``, ``.compute()``,
+``.load()``, ``.persist()`` and ``.to_zarr()`` keep lazy arrays inside
+xarray objects; arithmetic and reductions go through the arrays' own
+methods and the Array API namespace (:attr:`LazyarrManager.array_api`).
+
+What lazyarr adds over one array at a time: ``compute`` and ``persist``
+receive every lazy variable of a Dataset at once and run them in one
+shared plan (common work, such as a shared input or a shared mean, runs
+once); ``store`` writes every variable block by block through
+``lazyarr.store`` in one plan, each block written by the task that made it.
+
+Lazy arrays are Dask collections too (``dask.compute(x)`` works), and
+xarray's Dask manager claims every duck array that is a Dask collection;
+xarray refuses a type that two managers claim. So this manager, when
+xarray loads it, tells the Dask manager to leave lazy arrays to it
+(:func:`_leave_lazy_arrays_to_lazyarr`, the one change made to xarray).
+
+``map_blocks``, ``blockwise`` and ``apply_gufunc`` delegate to lazyarr's
+functions of those names (Dask's signatures) when lazyarr has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from dask.array.core import normalize_chunks as dask_normalize_chunks
+from xarray.namedarray.daskmanager import DaskManager
+from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
+
+import lazyarr
+from lazyarr._array import LazyArray
+from lazyarr._convert import chunk_limit
+from lazyarr.namespace.compute import compute as compute_all
+from lazyarr.namespace.compute import persist as persist_all
+from lazyarr.namespace.creation import from_array
+from lazyarr.namespace.io import store as store_all
+
+__all__ = ["LazyarrManager"]
+
+# keywords of Dask's versions that mean nothing here (locks, graph names, flushing)
+_IGNORED = ("lock", "flush", "name", "inline_array", "meta", "asarray", "scheduler", "traverse")
+
+
+def _delegate(name: str) -> Callable[..., Any]:
+    """lazyarr's function ``name``, or a clear error while lazyarr has none."""
+    fn = getattr(lazyarr, name, None)
+    if fn is None:
+        raise NotImplementedError(
+            f"lazyarr.{name} is not available in this version of lazyarr, so xarray "
+            f"operations that need the chunk manager's {name} do not work on lazy arrays yet"
+        )
+    return fn
+
+
+def _run_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords that lazyarr's compute takes (``executor``, ``optimize``, ``progress``...)."""
+    return {k: v for k, v in kwargs.items() if k not in _IGNORED}
+
+
+def _leave_lazy_arrays_to_lazyarr() -> None:
+    """Make xarray's Dask manager not claim lazy arrays (idempotent)."""
+    claims = DaskManager.is_chunked_array
+    if getattr(claims, "leaves_lazyarr", False):
+        return
+
+    def is_chunked_array(self: DaskManager, data: Any) -> bool:
+        return not isinstance(data, LazyArray) and claims(self, data)
+
+    is_chunked_array.leaves_lazyarr = True  # type: ignore[attr-defined]
+    DaskManager.is_chunked_array = is_chunked_array  # type: ignore[method-assign]
+
+
+class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
+    """Lazy arrays inside xarray objects (``chunked_array_type="lazyarr"``)."""
+
+    array_cls: type[LazyArray]
+
+    def __init__(self) -> None:
+        self.array_cls = LazyArray
+        _leave_lazy_arrays_to_lazyarr()
+
+    def is_chunked_array(self, data: Any) -> bool:
+        return isinstance(data, LazyArray)
+
+    def chunks(self, data: LazyArray) -> tuple[tuple[int, ...], ...]:
+        return data.chunks
+
+    def normalize_chunks(
+        self,
+        chunks: Any,
+        shape: tuple[int, ...] | None = None,
+        limit: int | None = None,
+        dtype: Any = None,
+        previous_chunks: Any = None,
+    ) -> tuple[tuple[int, ...], ...]:
+        """Dask's rules for chunk specs (xarray passes them in Dask's forms: ``-1``,
+        ``"auto"``, dicts, the storage's chunks as ``previous_chunks``); ``"auto"``
+        aims at lazyarr's block size (``array.chunk-size``)."""
+        return dask_normalize_chunks(
+            chunks,
+            shape=shape,
+            limit=limit if limit is not None else chunk_limit(),
+            dtype=np.dtype(dtype) if dtype is not None else np.dtype(np.float64),
+            previous_chunks=previous_chunks,
+        )
+
+    def get_auto_chunk_size(self) -> int:
+        return chunk_limit()
+
+    def from_array(self, data: Any, chunks: Any, **kwargs: Any) -> LazyArray:
+        """A lazy array over ``data``: NumPy arrays wrapped, backend arrays (xarray's
+        lazily indexed zarr/netCDF variables) read block by block when a plan runs."""
+        if isinstance(data, LazyArray):
+            return data if chunks is None else data.rechunk(chunks)
+        return from_array(data, chunks=chunks)
+
+    def rechunk(self, data: LazyArray, chunks: Any, **kwargs: Any) -> LazyArray:
+        return data.rechunk(chunks)
+
+    def compute(self, *data: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """NumPy values of every lazy array given, computed in one shared plan."""
+        lazy = [i for i, d in enumerate(data) if isinstance(d, LazyArray)]
+        values = compute_all(*(data[i] for i in lazy), **_run_options(kwargs)) if lazy else ()
+        out = list(data)
+        for i, v in zip(lazy, values):
+            out[i] = v
+        return tuple(out)
+
+    def persist(self, *data: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Every lazy array given persisted in one shared plan; other objects as they are."""
+        lazy = [i for i, d in enumerate(data) if isinstance(d, LazyArray)]
+        kept = persist_all(*(data[i] for i in lazy), **_run_options(kwargs)) if lazy else ()
+        out = list(data)
+        for i, v in zip(lazy, kept):
+            out[i] = v
+        return tuple(out)
+
+    @property
+    def array_api(self) -> Any:
+        return lazyarr
+
+    def store(self, sources: Any, targets: Any, **kwargs: Any) -> Any:
+        """Write ``sources`` into ``targets`` (zarr arrays) block by block, in one plan.
+
+        ``regions`` says where each source goes; with ``compute=False`` the
+        lazy writes come back to compute later (``lazyarr.compute``).
+        """
+        compute = kwargs.pop("compute", True)
+        regions = kwargs.pop("regions", None)
+        single = not isinstance(sources, (list, tuple))
+        if regions is not None and not single:
+            regions = [None if r is None else tuple(r) for r in regions]
+            if all(r is None for r in regions):
+                regions = None
+        options = _run_options(kwargs)
+        return store_all(
+            sources,
+            targets,
+            regions,
+            compute=compute,
+            executor=options.get("executor"),
+            progress=options.get("progress"),
+        )
+
+    def unify_chunks(self, *args: Any, **kwargs: Any) -> tuple[dict[Any, Any], list[Any]]:
+        """Dask's ``unify_chunks(x, "ij", y, "jk", ...)``: arrays sharing an index get the
+        chunks of the first array that has it (a dimension of size 1 broadcasts)."""
+        pairs = list(zip(args[::2], args[1::2]))
+        chunkss: dict[Any, tuple[int, ...]] = {}
+        for a, ind in pairs:
+            if ind is None or not isinstance(a, LazyArray):
+                continue
+            for i, c in zip(ind, a.chunks):
+                if i not in chunkss or (len(chunkss[i]) == 1 and chunkss[i][0] == 1):
+                    chunkss[i] = c
+        arrays = []
+        for a, ind in pairs:
+            if ind is None or not isinstance(a, (LazyArray, np.ndarray)):
+                arrays.append(a)
+                continue
+            a = a if isinstance(a, LazyArray) else from_array(a)
+            want = tuple(c if n != 1 else (1,) for c, n in zip((chunkss[i] for i in ind), a.shape))
+            arrays.append(a if a.chunks == want else a.rechunk(want))
+        return chunkss, arrays
+
+    def reduction(
+        self,
+        arr: LazyArray,
+        func: Callable[..., Any],
+        combine_func: Callable[..., Any] | None = None,
+        aggregate_func: Callable[..., Any] | None = None,
+        axis: int | Sequence[int] | None = None,
+        dtype: Any = None,
+        keepdims: bool = False,
+    ) -> LazyArray:
+        return _delegate("reduction")(
+            arr,
+            func,
+            combine_func=combine_func,
+            aggregate_func=aggregate_func,
+            axis=axis,
+            dtype=dtype,
+            keepdims=keepdims,
+        )
+
+    def scan(
+        self,
+        func: Callable[..., Any],
+        binop: Callable[..., Any],
+        ident: float,
+        arr: LazyArray,
+        axis: int | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> LazyArray:
+        return _delegate("cumreduction")(func, binop, ident, arr, axis=axis, dtype=dtype, **kwargs)
+
+    def apply_gufunc(
+        self, func: Callable[..., Any], signature: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        return _delegate("apply_gufunc")(func, signature, *args, **kwargs)
+
+    def map_blocks(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return _delegate("map_blocks")(func, *args, **kwargs)
+
+    def blockwise(self, func: Callable[..., Any], out_ind: Any, *args: Any, **kwargs: Any) -> Any:
+        return _delegate("blockwise")(func, out_ind, *args, **kwargs)
