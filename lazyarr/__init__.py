@@ -32,6 +32,7 @@ from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
+from lazyarr.namespace.userfuncs import *  # noqa: F403
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]

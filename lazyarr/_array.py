@@ -217,6 +217,23 @@ class LazyArray:
         """Write this array into ``target`` block by block (see ``lazyarr.store``)."""
         return _NAMESPACE["module"].store(self, target, region, **options)
 
+    def map_blocks(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> LazyArray:
+        """``la.map_blocks(func, self, *args, **kwargs)``: ``func`` per block."""
+        return _NAMESPACE["module"].map_blocks(func, self, *args, **kwargs)
+
+    def map_overlap(
+        self,
+        func: Callable[..., Any],
+        depth: Any,
+        boundary: Any = None,
+        trim: bool = True,
+        **kwargs: Any,
+    ) -> LazyArray:
+        """``la.map_overlap(func, self, depth=..., boundary=..., trim=...)``."""
+        return _NAMESPACE["module"].map_overlap(
+            func, self, depth=depth, boundary=boundary, trim=trim, **kwargs
+        )
+
     def rechunk(self, chunks: Any = "auto") -> LazyArray:
         """The same values on another block grid."""
         return wrap(rechunk_op(self._expr, chunks_for(chunks, self.shape, self.dtype)))
@@ -292,7 +309,11 @@ class LazyArray:
         if method == "__call__" and ufunc in HANDLED_FUNCTIONS:  # gufuncs: matmul, vecdot...
             return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
         if method == "__call__" and ufunc.nout == 1 and ufunc.__name__ in ELEMENTWISE_FUNCS:
-            return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
+            if ELEMENTWISE_FUNCS[ufunc.__name__] is ufunc:
+                return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
+        if method == "__call__" and ufunc.nout == 1 and not kwargs:
+            # the user's ufunc (numba.vectorize: fused into generated kernels)
+            return _NAMESPACE["module"].map_blocks(ufunc, *inputs)
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
             axis = kwargs.pop("axis", 0)
             keepdims = kwargs.pop("keepdims", False)

@@ -11,6 +11,12 @@ imported as a module whose functions carry ``@njit(cache=True)``, so
 Numba's own cache (``<cache_dir>/__pycache__/*.nbi|nbc``) lets a new
 process load the machine code instead of compiling it again. Without a
 cache directory the source is ``exec``-ed and compiled in memory only.
+
+A kernel that calls user functions (``Kernel.globals``: a fused
+``numba.vectorize``/``@njit`` function) is always compiled in memory:
+Numba's disk cache would keep the machine code of a function that the user
+may redefine under the same name. Its source names each function by a
+token unique to the function object, so the memory key tells them apart.
 """
 
 from __future__ import annotations
@@ -158,9 +164,11 @@ def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
         if fn is not None:
             _STATS["memory_hits"] += 1
             return fn
-        text = _prelude(options.cache_dir is not None, options.fastmath) + kernel.source
+        cache_dir = None if kernel.globals else options.cache_dir
+        text = _prelude(cache_dir is not None, options.fastmath) + kernel.source
         try:
-            namespace = _load_module(key, text, options.cache_dir)
+            namespace = _load_module(key, text, cache_dir)
+            namespace.update(kernel.globals)
             fn = namespace[kernel.name]
             sig = _signature(kernel)
             fn.compile(sig)

@@ -1,0 +1,505 @@
+"""User functions per block, with dask's signatures: ``map_blocks``, ``blockwise``,
+``map_overlap``, ``apply_gufunc`` and ``apply_along_axis``.
+
+Everything stays lazy: each call records one op (see
+:mod:`lazyarr.graph.ops.userfunc` and :mod:`lazyarr.graph.ops.overlap`),
+and errors that dask raises when the expression is written (bad axes,
+chunks, signatures, a core dimension split into blocks) are raised here.
+When no ``dtype`` is given it is found as dask finds it: by calling the
+function on tiny arrays of the inputs' dtypes.
+
+A ``numba.vectorize`` ufunc, or an ``@numba.njit`` function that compiles
+for scalars, passed to :func:`map_blocks` (or called on a lazy array) is
+recorded as an elementwise op: the Numba executor compiles it into the
+same generated loop as the elementwise ops around it. Any other function
+runs as its own stage, once per block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from numbers import Number
+from typing import Any
+
+import numpy as np
+
+from lazyarr._array import LazyArray, wrap
+from lazyarr._convert import as_expr
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import elementwise, rechunk
+from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.graph.ops.overlap import normalize_depth
+from lazyarr.graph.ops.overlap import overlap as overlap_op
+from lazyarr.graph.ops.userfunc import accepts, user_elementwise, user_func
+from lazyarr.graph.ops.userfunc import blockwise as blockwise_op
+
+__all__ = ["apply_along_axis", "apply_gufunc", "blockwise", "map_blocks", "map_overlap"]
+
+
+def _check_callable(func: Any, name: str) -> None:
+    if not callable(func):
+        raise TypeError(
+            f"First argument must be callable function, not {type(func).__name__}\n"
+            f"Usage:   la.{name}(function, x)\n"
+            f"   or:   la.{name}(function, x, y, z)"
+        )
+
+
+def _operand(a: Any) -> Any:
+    """Lazy arrays as expressions; everything else is a constant argument."""
+    return as_expr(a) if isinstance(a, LazyArray) else a
+
+
+def infer_dtype(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    name: str,
+    suggest: str = "dtype",
+    nout: int | None = None,
+) -> Any:
+    """The dtype(s) ``func`` returns for arrays of one element of the inputs' dtypes
+    (dask's ``apply_infer_dtype``; ``ValueError`` naming ``suggest`` when it fails)."""
+    dummies = [np.zeros((1,) * a.ndim, dtype=a.dtype) if isinstance(a, Expr) else a for a in args]
+    try:
+        with np.errstate(all="ignore"):
+            out = func(*dummies, **kwargs)
+    except OverflowError:
+        raise
+    except Exception as e:
+        raise ValueError(
+            f"`dtype` inference failed in `{name}`.\n\n"
+            f"Please specify the dtype explicitly using the `{suggest}` kwarg.\n\n"
+            f"Original error is below:\n------------------------\n{e!r}"
+        ) from e
+    if nout is None:
+        return np.dtype(getattr(out, "dtype", None) or np.asarray(out).dtype)
+    return tuple(np.asarray(o).dtype for o in out)
+
+
+def _as_list(v: Any) -> list[int]:
+    if v is None:
+        return []
+    if isinstance(v, Number):
+        return [int(v)]  # type: ignore[call-overload]
+    return [int(i) for i in v]
+
+
+def map_blocks(
+    func: Callable[..., Any],
+    *args: Any,
+    name: str | None = None,
+    token: str | None = None,
+    dtype: Any = None,
+    chunks: Any = None,
+    drop_axis: Any = None,
+    new_axis: Any = None,
+    enforce_ndim: bool = False,
+    meta: Any = None,
+    **kwargs: Any,
+) -> LazyArray:
+    """``func`` applied to every block of the lazy arrays in ``args`` (``dask.array.map_blocks``).
+
+    Arrays are aligned block by block with their axes right-aligned
+    (length-1 axes broadcast); other arguments and ``kwargs`` go to every
+    call unchanged. ``chunks`` gives the output's chunks when ``func``
+    changes block shapes (a tuple of ints: every block's shape; a tuple of
+    tuples: the chunks); ``drop_axis`` removes axes (each block then sees
+    them whole), ``new_axis`` inserts them. ``func`` receives ``block_id``
+    and ``block_info`` (dask's dictionaries) when it takes those keywords.
+    ``name``/``token`` are accepted for dask compatibility and unused.
+    """
+    _check_callable(func, "map_blocks")
+    ops = [_operand(a) for a in args]
+    arrays = [a for a in ops if isinstance(a, Expr)]
+    if not arrays:
+        raise ValueError("map_blocks: needs at least one lazy array argument")
+    if meta is not None and dtype is None:
+        dtype = getattr(meta, "dtype", None)
+    plain = chunks is None and drop_axis is None and new_axis is None and not kwargs
+    if plain and not enforce_ndim:
+        fused = _elementwise(func, ops, dtype)
+        if fused is not None:
+            return wrap(fused)
+    if dtype is None:
+        dtype = infer_dtype(func, ops, kwargs, "map_blocks")
+    drop = _as_list(drop_axis)
+    new = _as_list(new_axis)
+    out_ind: list[int] = list(range(max(a.ndim for a in arrays)))[::-1]
+    if drop:
+        n_out = len(out_ind)
+        if any(i < -n_out or i >= n_out for i in drop):
+            raise ValueError(f"drop_axis out of range (drop_axis={drop}, but output is {n_out}d).")
+        drop = [i % n_out for i in drop]
+        out_ind = [x for i, x in enumerate(out_ind) if i not in drop]
+    if not new and chunks is not None and len(out_ind) < len(chunks):
+        new = list(range(len(chunks) - len(out_ind)))
+    new_axes: dict[int, Any] = {}
+    if new:
+        n_out = len(out_ind) + len(new)
+        if any(i < -n_out or i >= n_out for i in new):
+            raise ValueError(f"new_axis out of range (new_axis={new}, but output is {n_out}d).")
+        new = [i % n_out for i in new]
+        for ax in sorted(new):
+            label = len(out_ind) + len(drop)
+            label = max([*out_ind, *new_axes, -1]) + 1 if label in out_ind else label
+            out_ind.insert(ax, label)
+            new_axes[label] = chunks[ax] if chunks is not None else 1
+    adjust = None
+    if chunks is not None:
+        if len(chunks) != len(out_ind):
+            raise ValueError(
+                f"Provided chunks have {len(chunks)} dims; expected {len(out_ind)} dims"
+            )
+        adjust = {lab: c for lab, c in zip(out_ind, chunks) if lab not in new_axes}
+    pairs = [(a, tuple(range(a.ndim))[::-1]) if isinstance(a, Expr) else (a, None) for a in ops]
+    expr = blockwise_op(
+        user_func(func),
+        out_ind,
+        pairs,
+        dtype,
+        kwargs=kwargs,
+        new_axes=new_axes,
+        adjust_chunks=adjust,
+        concatenate=True,
+        op="map_blocks",
+    )
+    if enforce_ndim and expr.ndim != len(out_ind):
+        raise ValueError(f"map_blocks: dimension mismatch: expected {len(out_ind)} dimensions")
+    return wrap(expr)
+
+
+def _elementwise(func: Any, ops: list[Any], dtype: Any) -> Expr | None:
+    """``func(*ops)`` as an elementwise op when it is one (a NumPy ufunc lazyarr knows,
+    a Numba ufunc, an ``@njit`` scalar function); else None."""
+    if any(not isinstance(a, Expr) and not _scalar(a) for a in ops):
+        return None
+    name = getattr(func, "__name__", None)
+    if isinstance(func, np.ufunc) and name is not None and ELEMENTWISE_FUNCS.get(name) is func:
+        if func.nin != len(ops):
+            return None
+        e = elementwise(name, *ops)
+        return e if dtype is None or np.dtype(dtype) == e.dtype else None
+    uf = user_func(func)
+    if uf.kind is None or accepts(func, "block_id") or accepts(func, "block_info"):
+        return None
+    return user_elementwise(uf, *ops, dtype=dtype)
+
+
+def _scalar(a: Any) -> bool:
+    return isinstance(a, (bool, int, float, complex, np.generic))
+
+
+# ----------------------------------------------------------------- blockwise
+
+
+def blockwise(
+    func: Callable[..., Any],
+    out_ind: Any,
+    *args: Any,
+    name: str | None = None,
+    token: str | None = None,
+    dtype: Any = None,
+    adjust_chunks: dict | None = None,
+    new_axes: dict | None = None,
+    align_arrays: bool = True,
+    concatenate: bool | None = None,
+    meta: Any = None,
+    **kwargs: Any,
+) -> LazyArray:
+    """``func`` over blocks aligned by index labels (``dask.array.blockwise``).
+
+    ``args`` alternate arrays and their index (a string like ``"ij"`` or a
+    tuple of labels; None for a constant argument). Labels in ``out_ind``
+    pick blocks; labels only in the inputs are contracted: with
+    ``concatenate=True`` the function sees them whole, else as lists of
+    blocks. ``new_axes`` gives labels only the output has ({label: length});
+    ``adjust_chunks`` changes an output label's chunks.
+    """
+    _check_callable(func, "blockwise")
+    if len(args) % 2:
+        raise ValueError("blockwise: arguments must come in (array, index) pairs")
+    labels: dict[Any, int] = {}
+
+    def ids(ind: Any) -> tuple[int, ...] | None:
+        if ind is None:
+            return None
+        return tuple(labels.setdefault(s, len(labels)) for s in ind)
+
+    out_ids = ids(out_ind) or ()
+    pairs = []
+    for a, ind in zip(args[::2], args[1::2]):
+        if ind is None:
+            pairs.append((_operand(a), None))
+        else:
+            pairs.append((as_expr(a), ids(ind)))
+    new = {labels.setdefault(k, len(labels)): v for k, v in (new_axes or {}).items()}
+    adjust = {labels[k]: v for k, v in (adjust_chunks or {}).items() if k in labels}
+    if meta is not None and dtype is None:
+        dtype = getattr(meta, "dtype", None)
+    if dtype is None:
+        dtype = infer_dtype(func, [a for a, _ in pairs], kwargs, "blockwise")
+    expr = blockwise_op(
+        user_func(func),
+        out_ids,
+        pairs,
+        dtype,
+        kwargs=kwargs,
+        new_axes=new,
+        adjust_chunks=adjust,
+        concatenate=bool(concatenate),
+    )
+    return wrap(expr)
+
+
+# ----------------------------------------------------------------- map_overlap
+
+
+def map_overlap(
+    func: Callable[..., Any],
+    *args: Any,
+    depth: Any = None,
+    boundary: Any = None,
+    trim: bool = True,
+    align_arrays: bool = True,
+    allow_rechunk: bool = True,
+    **kwargs: Any,
+) -> LazyArray:
+    """``func`` per block, each block widened by ``depth`` elements of its neighbours
+    (``dask.array.map_overlap``).
+
+    ``boundary`` fills the halo beyond the array's edges: ``"reflect"``,
+    ``"periodic"``, ``"nearest"``, ``"none"`` (the default: no halo there)
+    or a constant; ``depth`` and ``boundary`` may be given per axis (tuple
+    or dict). With ``trim=True`` the halo is cut off ``func``'s result. A
+    block reads its neighbours' edges directly (a block rule): no
+    overlapped copy of the array is made. One array argument.
+    """
+    _check_callable(func, "map_overlap")
+    if not args or not all(isinstance(a, LazyArray) for a in args):
+        raise TypeError(
+            f"All variadic arguments must be arrays, not {[type(a).__name__ for a in args]}\n"
+            "Usage:   la.map_overlap(function, x)"
+        )
+    if len(args) != 1:
+        raise NotImplementedError("map_overlap: one array argument is supported")
+    x = as_expr(args[0])
+    dtype = kwargs.pop("dtype", None)
+    meta = kwargs.pop("meta", None)
+    for unsupported in ("chunks", "drop_axis", "new_axis"):
+        if kwargs.get(unsupported) is not None:
+            raise NotImplementedError(f"map_overlap: {unsupported}= is not supported")
+        kwargs.pop(unsupported, None)
+    depths = normalize_depth(depth, x.ndim)
+    if all(d == (0, 0) for d in depths):
+        return map_blocks(func, args[0], dtype=dtype, meta=meta, **kwargs)
+    if meta is not None and dtype is None:
+        dtype = getattr(meta, "dtype", None)
+    if dtype is None:
+        dtype = infer_dtype(func, [x], kwargs, "map_overlap")
+    expr = overlap_op(
+        user_func(func), x, depths, boundary, trim, dtype, kwargs, allow_rechunk=allow_rechunk
+    )
+    return wrap(expr)
+
+
+# ----------------------------------------------------------------- gufuncs
+
+
+_DIMS = r"\w+"
+_CORE = rf"(?:{_DIMS}(?:,{_DIMS})*)?"
+_ARG = rf"\({_CORE}\)"
+_ARGS = rf"{_ARG}(?:,{_ARG})*"
+_SIGNATURE = rf"^{_ARGS}->{_ARGS}$"
+
+
+def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], Any]:
+    """Core dimensions of a gufunc signature: per input, and per output (a list when the
+    outputs are several or written in parentheses, else one tuple)."""
+    text = re.sub(r"\s+", "", signature)
+    if not re.match(_SIGNATURE, text):
+        raise ValueError(f"Not a valid gufunc signature: {signature}")
+    ins, outs = text.split("->")
+    parse = [tuple(re.findall(_DIMS, a)) for a in re.findall(_ARG, ins)]
+    out = [tuple(re.findall(_DIMS, a)) for a in re.findall(_ARG, outs)]
+    return parse, out[0] if len(out) == 1 else out
+
+
+def apply_gufunc(
+    func: Callable[..., Any],
+    signature: str,
+    *args: Any,
+    axes: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    output_dtypes: Any = None,
+    output_sizes: dict | None = None,
+    vectorize: bool | None = None,
+    allow_rechunk: bool = False,
+    meta: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """``func`` with a gufunc ``signature`` applied over the loop dimensions of ``args``
+    (``dask.array.apply_gufunc``).
+
+    Core dimensions must each be one block (``ValueError`` otherwise, unless
+    ``allow_rechunk``); loop dimensions broadcast and keep their blocks.
+    ``output_sizes`` gives core dimensions only outputs have. With
+    ``vectorize=True`` ``func`` is wrapped in ``numpy.vectorize``. Several
+    outputs come back as a tuple.
+    """
+    _check_callable(func, "apply_gufunc")
+    if axes is not None or axis is not None or keepdims:
+        raise NotImplementedError("apply_gufunc: axes=, axis= and keepdims= are not supported")
+    core_in, core_out = parse_signature(signature)
+    single = not isinstance(core_out, list)
+    outs = [core_out] if single else core_out
+    if len(core_in) != len(args):
+        raise ValueError(
+            f"According to `signature`, `func` requires {len(core_in)} arguments, but "
+            f"{len(args)} given"
+        )
+    if vectorize:
+        otypes = None
+        if output_dtypes is not None:
+            dts = (
+                [output_dtypes]
+                if single and not isinstance(output_dtypes, (list, tuple))
+                else (output_dtypes)
+            )
+            otypes = [np.dtype(d) for d in dts]
+        func = np.vectorize(func, signature=signature, otypes=otypes)
+    exprs = [as_expr(a) for a in args]
+    sizes: dict[str, int] = dict(output_sizes or {})
+    loop_nd = 0
+    for e, core in zip(exprs, core_in):
+        if e.ndim < len(core):
+            raise ValueError(
+                f"Too few dimensions of array for core dimensions {core}: shape {e.shape}"
+            )
+        loop_nd = max(loop_nd, e.ndim - len(core))
+        for dim, n in zip(core, e.shape[e.ndim - len(core) :]):
+            if sizes.get(dim, n) != n:
+                raise ValueError(f"Dimension `'{dim}'` with different lengths in arrays")
+            sizes[dim] = n
+    # core dims one block each
+    for i, (e, core) in enumerate(zip(exprs, core_in)):
+        first = e.ndim - len(core)
+        for ax in range(first, e.ndim):
+            if len(e.chunks[ax]) > 1:
+                if not allow_rechunk:
+                    raise ValueError(
+                        f"Core dimension `'{core[ax - first]}'` consists of multiple chunks. "
+                        "To fix, rechunk into a single chunk along this dimension or set "
+                        "`allow_rechunk=True`, but beware that this may increase memory usage "
+                        "significantly."
+                    )
+                e = rechunk(e, (*e.chunks[:ax], (e.shape[ax],), *e.chunks[ax + 1 :]))
+        exprs[i] = e
+    loop_labels = [f"__loop{j}" for j in range(loop_nd)]
+    pairs = []
+    for e, core in zip(exprs, core_in):
+        nloop = e.ndim - len(core)
+        pairs.append((e, (*loop_labels[loop_nd - nloop :], *core)))
+    for out in outs:
+        for dim in out:
+            if dim not in sizes:
+                raise ValueError(f"Dimension `'{dim}'` is not specified in `output_sizes`")
+    if output_dtypes is None:
+        if meta is not None:
+            output_dtypes = [m.dtype for m in meta] if not single else meta.dtype
+        else:
+            got = infer_dtype(
+                func, exprs, kwargs, "apply_gufunc", "output_dtypes", None if single else len(outs)
+            )
+            output_dtypes = got
+    dts = (
+        [output_dtypes]
+        if single and not isinstance(output_dtypes, (list, tuple))
+        else list(output_dtypes)
+    )
+    if len(dts) != len(outs):
+        raise ValueError(f"Must specify {len(outs)} output_dtypes, got {len(dts)}: {output_dtypes}")
+    results = []
+    for k, (out, dt) in enumerate(zip(outs, dts)):
+        out_ind = (*loop_labels, *out)
+        new = {d: sizes[d] for d in out if not any(d in core for core in core_in)}
+        results.append(
+            _blockwise_labels(func, out_ind, pairs, dt, kwargs, new, -1 if single else k)
+        )
+    return results[0] if single else tuple(results)
+
+
+def _blockwise_labels(
+    func: Any, out_ind: tuple, pairs: list, dtype: Any, kwargs: dict, new: dict, output: int
+) -> LazyArray:
+    """``blockwise`` with string labels (turned into the op's integer labels)."""
+    labels: dict[str, int] = {}
+
+    def ids(ind: Sequence[str]) -> tuple[int, ...]:
+        return tuple(labels.setdefault(s, len(labels)) for s in ind)
+
+    args = [(e, ids(ind)) for e, ind in pairs]
+    expr = blockwise_op(
+        user_func(func),
+        ids(out_ind),
+        args,
+        dtype,
+        kwargs=kwargs,
+        new_axes={labels.setdefault(d, len(labels)): n for d, n in new.items()},
+        concatenate=True,
+        output=output,
+        op="apply_gufunc",
+    )
+    return wrap(expr)
+
+
+# ----------------------------------------------------------------- apply_along_axis
+
+
+def _along_axis(
+    block: np.ndarray, func1d: Any, func1d_axis: int, func1d_args: tuple, func1d_kwargs: dict
+) -> np.ndarray:
+    return np.apply_along_axis(func1d, func1d_axis, block, *func1d_args, **func1d_kwargs)
+
+
+def apply_along_axis(
+    func1d: Callable[..., Any],
+    axis: int,
+    arr: Any,
+    *args: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    **kwargs: Any,
+) -> LazyArray:
+    """``numpy.apply_along_axis`` per block (``dask.array.apply_along_axis``).
+
+    ``axis`` is made one block; the result's shape and dtype along it come
+    from calling ``func1d`` on ones of the axis' length (or from
+    ``shape``/``dtype``).
+    """
+    x = as_expr(arr)
+    ax = normalize_axis(axis, x.ndim, "apply_along_axis")
+    if shape is None or dtype is None:
+        test = np.ones((max(x.shape[ax], 1),), dtype=x.dtype)
+        with np.errstate(all="ignore"):
+            got = np.asarray(func1d(test, *args, **kwargs))
+        shape = got.shape if shape is None else shape
+        dtype = got.dtype if dtype is None else dtype
+    shape = tuple(shape)
+    x = rechunk(x, (*x.chunks[:ax], (x.shape[ax],), *x.chunks[ax + 1 :]))
+    chunks = (*x.chunks[:ax], *((n,) for n in shape), *x.chunks[ax + 1 :])
+    return map_blocks(
+        _along_axis,
+        wrap(x),
+        dtype=dtype,
+        chunks=chunks,
+        drop_axis=ax,
+        new_axis=list(range(ax, ax + len(shape))),
+        func1d=func1d,
+        func1d_axis=ax,
+        func1d_args=args,
+        func1d_kwargs=kwargs,
+    )
