@@ -308,12 +308,14 @@ class LazyArray:
             return NotImplemented
         if method == "__call__" and ufunc in HANDLED_FUNCTIONS:  # gufuncs: matmul, vecdot...
             return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
-        if method == "__call__" and ufunc.nout == 1 and ufunc.__name__ in ELEMENTWISE_FUNCS:
-            if ELEMENTWISE_FUNCS[ufunc.__name__] is ufunc:
-                return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
+        known = ELEMENTWISE_FUNCS.get(ufunc.__name__) is ufunc
+        if method == "__call__" and ufunc.nout == 1 and known:
+            return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
         if method == "__call__" and ufunc.nout == 1 and not kwargs:
             # the user's ufunc (numba.vectorize: fused into generated kernels)
-            return _NAMESPACE["module"].map_blocks(ufunc, *inputs)
+            operands = [as_operand(x) for x in inputs]
+            args = [wrap(o) if isinstance(o, Expr) else o for o in operands]
+            return _NAMESPACE["module"].map_blocks(ufunc, *args)
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
             axis = kwargs.pop("axis", 0)
             keepdims = kwargs.pop("keepdims", False)

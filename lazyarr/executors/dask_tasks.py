@@ -26,6 +26,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import cloudpickle
 import numpy as np
 
 from lazyarr import config
@@ -142,7 +143,12 @@ class StagePayload:
     def blob(self) -> bytes:
         """The stage and settings, pickled (once)."""
         if self._blob is None:
-            self._blob = pickle.dumps((self.stage, self.settings), protocol=5)
+            value = (self.stage, self.settings)
+            try:
+                self._blob = pickle.dumps(value, protocol=5)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                # a user function (map_blocks of a lambda, a closure) travels by value
+                self._blob = cloudpickle.dumps(value, protocol=5)
         return self._blob
 
     @property

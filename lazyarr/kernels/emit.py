@@ -182,7 +182,7 @@ def _user_call(s: Scope, m: Expr, args: list[Operand], out: np.dtype) -> str:
         ins = [to_dtype(a, d, s) for a, d in zip(args, loop)]
         return cast(s.temp(f"{name}({', '.join(ins)})"), loop[-1], out)
     ins = []
-    for text, dt, const in args:
+    for text, _dt, const in args:
         if const is None:
             ins.append(text)
         elif isinstance(const, np.generic):

@@ -8,6 +8,7 @@ function that returns something else fails with a message naming it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,7 +76,7 @@ def _block_lists(a: np.ndarray, inp: Expr, axes: Sequence[int], region: Region) 
     cuts = offsets(inp.chunks[ax])
     start = region[ax].start
     parts = []
-    for lo, hi in zip(cuts[:-1], cuts[1:]):
+    for lo, hi in itertools.pairwise(cuts):
         if hi <= region[ax].start or lo >= region[ax].stop:
             continue
         sl = [slice(None)] * a.ndim
