@@ -218,21 +218,12 @@ class LazyArray:
         return _NAMESPACE["module"].store(self, target, region, **options)
 
     def map_blocks(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> LazyArray:
-        """``la.map_blocks(func, self, *args, **kwargs)``: ``func`` per block."""
+        """``la.map_blocks(func, self, *args, **kwargs)``."""
         return _NAMESPACE["module"].map_blocks(func, self, *args, **kwargs)
 
-    def map_overlap(
-        self,
-        func: Callable[..., Any],
-        depth: Any,
-        boundary: Any = None,
-        trim: bool = True,
-        **kwargs: Any,
-    ) -> LazyArray:
-        """``la.map_overlap(func, self, depth=..., boundary=..., trim=...)``."""
-        return _NAMESPACE["module"].map_overlap(
-            func, self, depth=depth, boundary=boundary, trim=trim, **kwargs
-        )
+    def map_overlap(self, func: Callable[..., Any], depth: Any, **kwargs: Any) -> LazyArray:
+        """``la.map_overlap(func, self, depth=depth, **kwargs)`` (``boundary=``, ``trim=``)."""
+        return _NAMESPACE["module"].map_overlap(func, self, depth=depth, **kwargs)
 
     def rechunk(self, chunks: Any = "auto") -> LazyArray:
         """The same values on another block grid."""
@@ -311,11 +302,9 @@ class LazyArray:
         known = ELEMENTWISE_FUNCS.get(ufunc.__name__) is ufunc
         if method == "__call__" and ufunc.nout == 1 and known:
             return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
-        if method == "__call__" and ufunc.nout == 1 and not kwargs:
-            # the user's ufunc (numba.vectorize: fused into generated kernels)
-            operands = [as_operand(x) for x in inputs]
-            args = [wrap(o) if isinstance(o, Expr) else o for o in operands]
-            return _NAMESPACE["module"].map_blocks(ufunc, *args)
+        if method == "__call__" and ufunc.nout == 1 and not kwargs:  # a user's (numba) ufunc
+            ops = [wrap(o) if isinstance(o, Expr) else o for o in map(as_operand, inputs)]
+            return _NAMESPACE["module"].map_blocks(ufunc, *ops)
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
             axis = kwargs.pop("axis", 0)
             keepdims = kwargs.pop("keepdims", False)
