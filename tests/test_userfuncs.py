@@ -321,3 +321,43 @@ def test_apply_along_axis(axis):
         return np.array([v[0], v[-1]]) * scale
 
     assert_eq(la.apply_along_axis(ends, axis, a, 2.0), np.apply_along_axis(ends, axis, x, 2.0))
+
+
+def test_apply_gufunc_axes_axis_keepdims():
+    x = data((4, 6, 3))
+    a = la.asarray(x, chunks=(2, 6, 3))
+    mean = lambda v: v.mean(-1)  # noqa: E731
+    assert_eq(la.apply_gufunc(mean, "(i)->()", a, axis=1), x.mean(axis=1))
+    assert_eq(la.apply_gufunc(mean, "(i)->()", a, axes=[(1,)]), x.mean(axis=1))
+    kept = la.apply_gufunc(mean, "(i)->()", a, axis=1, keepdims=True)
+    assert_eq(kept, x.mean(axis=1, keepdims=True))
+    moved = la.apply_gufunc(lambda v: v * 2, "(i)->(i)", a, axes=[(1,), (0,)])
+    assert_eq(moved, np.moveaxis(x * 2, 1, 0))
+    with pytest.raises(ValueError, match="Only one of"):
+        la.apply_gufunc(mean, "(i)->()", a, axis=1, axes=[(1,)])
+    with pytest.raises(ValueError, match="scalar outputs"):
+        la.apply_gufunc(lambda v: v, "(i)->(i)", a, axis=1, keepdims=True)
+
+
+def test_a_user_ufunc_named_like_numpys_is_not_numpys():
+    @numba.vectorize
+    def add(v, w):
+        return v - w
+
+    x = data((5,))
+    a = la.asarray(x, chunks=2)
+    assert_eq(add(a, 1.0), x - 1.0)
+
+
+def test_redefined_functions_never_share_a_compiled_kernel():
+    def make(k):
+        @numba.vectorize
+        def shift(v):
+            return v + k
+
+        return shift
+
+    x = data((30,))
+    a = la.asarray(x, chunks=10)
+    for k in (1.0, 5.0):
+        np.testing.assert_allclose((make(k)(a) * 2).compute(executor="numba"), (x + k) * 2)

@@ -28,6 +28,7 @@ from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, rechunk
+from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.ops.overlap import normalize_depth
@@ -351,8 +352,6 @@ def apply_gufunc(
     outputs come back as a tuple.
     """
     _check_callable(func, "apply_gufunc")
-    if axes is not None or axis is not None or keepdims:
-        raise NotImplementedError("apply_gufunc: axes=, axis= and keepdims= are not supported")
     core_in, core_out = parse_signature(signature)
     single = not isinstance(core_out, list)
     outs = [core_out] if single else core_out
@@ -361,6 +360,11 @@ def apply_gufunc(
             f"According to `signature`, `func` requires {len(core_in)} arguments, but "
             f"{len(args)} given"
         )
+    in_axes, out_axes = _gufunc_axes(axes, axis, keepdims, core_in, outs)
+    args = tuple(
+        wrap(manip.moveaxis(e, _axes_of(e, ax), tuple(range(-len(ax), 0))))
+        for e, ax in ((as_expr(a), ax) for a, ax in zip(args, in_axes))
+    )
     if vectorize:
         otypes = None
         if output_dtypes is not None:
@@ -423,13 +427,75 @@ def apply_gufunc(
     if len(dts) != len(outs):
         raise ValueError(f"Must specify {len(outs)} output_dtypes, got {len(dts)}: {output_dtypes}")
     results = []
-    for k, (out, dt) in enumerate(zip(outs, dts)):
+    for k, (out, dt, oax) in enumerate(zip(outs, dts, out_axes)):
         out_ind = (*loop_labels, *out)
         new = {d: sizes[d] for d in out if not any(d in core for core in core_in)}
-        results.append(
-            _blockwise_labels(func, out_ind, pairs, dt, kwargs, new, -1 if single else k)
-        )
+        e = _blockwise_labels(func, out_ind, pairs, dt, kwargs, new, -1 if single else k)._expr
+        if keepdims:
+            for _ in oax:
+                e = manip.expand_dims(e, e.ndim)
+        dest = _axes_of(e, oax)
+        results.append(wrap(manip.moveaxis(e, tuple(range(-len(oax), 0)), dest)))
     return results[0] if single else tuple(results)
+
+
+def _axes_of(e: Expr, axes: Sequence[int]) -> tuple[int, ...]:
+    """``axes`` of ``e`` as non-negative ints (NumPy's ``AxisError`` when out of range)."""
+    return tuple(normalize_axis(a, e.ndim, "apply_gufunc") for a in axes)
+
+
+def _gufunc_axes(
+    axes: Any, axis: Any, keepdims: bool, core_in: list, outs: list
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Per input and per output, the axes holding its core dimensions (NumPy's and dask's
+    rules for ``axes``, ``axis`` and ``keepdims``)."""
+    nin = len(core_in)
+    if axes is not None and axis is not None:
+        raise ValueError("Only one of `axis` or `axes` keyword arguments should be given")
+    if axes is not None and not isinstance(axes, list):
+        raise ValueError("`axes` has to be of type list")
+    with_core = [c for c in core_in if c]
+    n_out_core = sum(1 for o in outs if o)
+    if keepdims:
+        if n_out_core:
+            raise ValueError("`keepdims` can only be used for scalar outputs")
+        outs = [with_core[0] if with_core else ()] * len(outs)
+    core = [*core_in, *outs]
+    if axis is not None:
+        if not isinstance(axis, int):
+            raise ValueError("`axis` argument has to be an integer value")
+        if with_core and (len(with_core[0]) != 1 or any(c != with_core[0] for c in with_core)):
+            raise ValueError("`axis` can be used only, if one core dimension is present")
+        axes = [(axis,) if c else () for c in core]
+    if axes is None:
+        axes = [tuple(range(-len(c), 0)) for c in core]
+    axes = [(a,) if isinstance(a, int) else tuple(a) for a in axes]
+    if (n_out_core == 0 and len(axes) not in (nin, nin + len(outs))) or (
+        n_out_core > 0 and len(axes) != nin + len(outs)
+    ):
+        raise ValueError(
+            "The number of `axes` entries is not equal the number of input and output arguments"
+        )
+    in_axes = axes[:nin]
+    out_axes = axes[nin:] or [tuple(range(-len(o), 0)) for o in outs]
+    for i, (ax, c) in enumerate(zip(in_axes, core_in)):
+        if len(ax) != len(c):
+            raise ValueError(
+                f"The number of `axes` entries for argument #{i} is not equal the number of "
+                "respective input core dimensions in signature"
+            )
+    if keepdims and core_in:
+        if any(c != core_in[0] for c in core_in):
+            raise ValueError("To use `keepdims`, all core dimensions have to be equal")
+        out_axes = [in_axes[0] for _ in outs]
+    else:
+        for i, (ax, c) in enumerate(zip(out_axes, outs)):
+            if len(ax) != len(c):
+                raise ValueError(
+                    f"The number of `axes` entries for argument #{i} is not equal the number "
+                    "of respective output core dimensions in signature"
+                )
+    return in_axes, out_axes
 
 
 def _blockwise_labels(
