@@ -126,8 +126,7 @@ _TOKENS = _Tokens()
 
 
 def _label(fn: Any) -> str:
-    name = getattr(fn, "__name__", None) or type(fn).__name__
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in str(name)) or "func"
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
 
 
 def user_func(fn: Any) -> UserFunc:
