@@ -19,6 +19,7 @@ from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
 from lazyarr.namespace.extras import *  # noqa: F403
+from lazyarr.namespace.gufuncs import *  # noqa: F403
 from lazyarr.namespace.indexing import *  # noqa: F403
 from lazyarr.namespace.io import from_npy as from_npy
 from lazyarr.namespace.io import from_zarr as from_zarr
