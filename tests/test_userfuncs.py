@@ -361,3 +361,15 @@ def test_redefined_functions_never_share_a_compiled_kernel():
     a = la.asarray(x, chunks=10)
     for k in (1.0, 5.0):
         np.testing.assert_allclose((make(k)(a) * 2).compute(executor="numba"), (x + k) * 2)
+
+
+def test_njit_functions_acting_on_whole_blocks_are_not_taken_for_elementwise():
+    @numba.njit
+    def running(b):
+        return np.cumsum(b)
+
+    x = data((6,))
+    a = la.asarray(x, chunks=3)
+    y = la.map_blocks(running, a)
+    assert "user_elementwise" not in op_names(y)
+    assert_eq(y, np.concatenate([np.cumsum(x[:3]), np.cumsum(x[3:])]))

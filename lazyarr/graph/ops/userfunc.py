@@ -425,13 +425,24 @@ def elementwise_dtype(fn: UserFunc, args: Sequence[Any]) -> np.dtype | None:
             return None
         if isinstance(out, (tuple, np.ndarray)):
             return None
-        try:
-            pair = fn.fn(*[np.ones((2,), a.dtype) if isinstance(a, Expr) else a for a in args])
-        except Exception:  # scalars only
-            pair = None
-        if pair is not None and np.shape(pair) != (2,):
+        if not _maps_each_element(fn.fn, args):
             return None
         return _scalar_dtype(fn.fn, scalars, out)
+
+
+def _maps_each_element(fn: Any, args: Sequence[Any]) -> bool:
+    """Whether ``fn`` on two-element arrays gives what it gives on each element alone
+    (``np.sum``, ``np.cumsum`` or a reversal compile for scalars too, but act on the whole
+    array); True when it compiles for scalars only."""
+    pairs = [np.array([2, 1]).astype(a.dtype) if isinstance(a, Expr) else a for a in args]
+    try:
+        whole = fn(*pairs)
+    except Exception:  # scalars only
+        return True
+    if np.shape(whole) != (2,):
+        return False
+    each = [fn(*[p[i] if isinstance(p, np.ndarray) else p for p in pairs]) for i in range(2)]
+    return bool(np.array_equal(np.asarray(whole), np.asarray(each), equal_nan=True))
 
 
 def user_elementwise(fn: UserFunc, *args: Any, dtype: Any = None) -> Expr | None:
