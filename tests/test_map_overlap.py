@@ -128,17 +128,49 @@ def test_size_one_dims_and_one_block():
     assert_eq(got, reference(x[0], [2], ["periodic"]))
 
 
-def test_trim_false_returns_the_overlapped_blocks():
+def test_trim_false_leaves_trimming_to_the_function():
+    x = np.random.default_rng(9).random(10)
+    a = la.asarray(x, chunks=((3, 3, 4),))
+
+    def mean3(b):  # trims its own halo
+        return (b[:-2] + b[1:-1] + b[2:]) / 3
+
+    for mode in ("reflect", "periodic", "nearest", 0.5):
+        got = la.map_overlap(mean3, a, depth=1, boundary=mode, trim=False)
+        assert got.chunks == a.chunks
+        assert_eq(got, reference(x, [1], [mode]))
+
+
+def test_trim_false_with_chunks_returns_the_overlapped_blocks():
     x = np.arange(10.0)
     a = la.asarray(x, chunks=((3, 3, 4),))
     for mode, pad in (("reflect", "symmetric"), ("periodic", "wrap"), ("nearest", "edge")):
-        got = la.map_overlap(lambda b: b, a, depth=1, boundary=mode, trim=False)
-        assert got.chunks == ((5, 5, 6),)
+        got = la.map_overlap(
+            lambda b: b, a, depth=1, boundary=mode, trim=False, chunks=((5, 5, 6),)
+        )
         p = np.pad(x, 1, mode=pad)
         assert_eq(got, np.concatenate([p[0:5], p[3:8], p[6:12]]))
-    none = la.map_overlap(lambda b: b, a, depth=1, boundary="none", trim=False)
-    assert none.chunks == ((4, 5, 5),)
+    none = la.map_overlap(lambda b: b, a, depth=1, trim=False, chunks=((4, 5, 5),))
     assert_eq(none, np.concatenate([x[0:4], x[2:7], x[5:10]]))
+    with pytest.raises(ValueError, match="returned a block of shape"):
+        la.map_overlap(lambda b: b, a, depth=1, trim=False).compute(executor="numpy")
+
+
+def test_several_arrays_each_with_its_own_halo():
+    rng = np.random.default_rng(10)
+    x, y = rng.random((6, 8)), rng.random(8)
+    a = la.asarray(x, chunks=(3, 4))
+    b = la.asarray(y, chunks=2)  # other chunks: aligned to a's
+
+    def combine(p, q):
+        return ndi.uniform_filter(p, 3, mode="constant") + ndi.uniform_filter(q, 3, mode="constant")
+
+    got = la.map_overlap(combine, a, b, depth=[1, {0: 1}], boundary=["reflect", "periodic"])
+    want = ndi.uniform_filter(x, 3, mode="reflect") + ndi.uniform_filter(y, 3, mode="grid-wrap")
+    assert got.chunks == ((3, 3), (2, 2, 2, 2))  # the common refinement, as dask unifies
+    assert_eq(got, want)
+    with pytest.raises(ValueError, match="2 arrays, 1 depths"):
+        la.map_overlap(combine, a, b, depth=[1], boundary="reflect")
 
 
 def test_depth_zero_is_map_blocks_and_kwargs_reach_the_function():

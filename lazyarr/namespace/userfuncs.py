@@ -272,33 +272,47 @@ def map_overlap(
     ``boundary`` fills the halo beyond the array's edges: ``"reflect"``,
     ``"periodic"``, ``"nearest"``, ``"none"`` (the default: no halo there)
     or a constant; ``depth`` and ``boundary`` may be given per axis (tuple
-    or dict). With ``trim=True`` the halo is cut off ``func``'s result. A
-    block reads its neighbours' edges directly (a block rule): no
-    overlapped copy of the array is made. One array argument.
+    or dict) and, for several arrays, as a list with one spec per array.
+    With ``trim=True`` the halo is cut off ``func``'s result; with
+    ``trim=False`` ``func`` returns blocks of the output's chunks itself
+    (the input's, or ``chunks=``). A block reads its neighbours' edges
+    directly (a block rule): no overlapped copy of the array is made.
     """
     check_callable(func, "map_overlap")
     if not args or not all(isinstance(a, LazyArray) for a in args):
         raise TypeError(
             f"All variadic arguments must be arrays, not {[type(a).__name__ for a in args]}\n"
-            "Usage:   la.map_overlap(function, x)"
+            "Usage:   la.map_overlap(function, x)\n"
+            "   or:   la.map_overlap(function, x, y, z)"
         )
-    if len(args) != 1:
-        raise NotImplementedError("map_overlap: one array argument is supported")
-    x = as_expr(args[0])
+    xs = [as_expr(a) for a in args]
     dtype = kwargs.pop("dtype", None)
     meta = kwargs.pop("meta", None)
-    for unsupported in ("chunks", "drop_axis", "new_axis"):
-        if kwargs.get(unsupported) is not None:
+    chunks = kwargs.pop("chunks", None)
+    for unsupported in ("drop_axis", "new_axis"):
+        if kwargs.pop(unsupported, None) is not None:
             raise NotImplementedError(f"map_overlap: {unsupported}= is not supported")
-        kwargs.pop(unsupported, None)
-    depths = normalize_depth(depth, x.ndim)
-    if all(d == (0, 0) for d in depths):
-        return map_blocks(func, args[0], dtype=dtype, meta=meta, **kwargs)
+    depths = depth if isinstance(depth, list) else [depth] * len(xs)
+    bounds = boundary if isinstance(boundary, list) else [boundary] * len(xs)
+    if len(depths) != len(xs) or len(bounds) != len(xs):
+        raise ValueError(
+            f"map_overlap: {len(xs)} arrays, {len(depths)} depths and {len(bounds)} boundaries"
+        )
+    if all(d == (0, 0) for x, dp in zip(xs, depths) for d in normalize_depth(dp, x.ndim)):
+        return map_blocks(func, *args, dtype=dtype, meta=meta, chunks=chunks, **kwargs)
     if meta is not None and dtype is None:
         dtype = getattr(meta, "dtype", None)
     if dtype is None:
-        dtype = infer_dtype(func, [x], kwargs, "map_overlap")
+        dtype = infer_dtype(func, xs, kwargs, "map_overlap")
     expr = overlap_op(
-        user_func(func), x, depths, boundary, trim, dtype, kwargs, allow_rechunk=allow_rechunk
+        user_func(func),
+        xs,
+        depths,
+        bounds,
+        trim,
+        dtype,
+        kwargs,
+        allow_rechunk=allow_rechunk,
+        chunks=chunks,
     )
     return wrap(expr)

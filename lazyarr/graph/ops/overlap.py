@@ -16,6 +16,14 @@ the input appears ``3**k`` times (``k`` periodic axes), once per
 combination of (before the start, inside, after the end) along those
 axes, each with its own region (empty where the block needs nothing), so
 every read stays one bounding box of the input.
+
+As in dask, several arrays may be given (each with its own depth and
+boundary; their chunks are unified, axes right-aligned), the output
+follows the array of highest rank, ``trim=True`` cuts that array's halo
+off the function's result, and with ``trim=False`` the function returns
+blocks of the output's chunks itself (the input's, or ``chunks=``). A
+depth larger than a block is read from further neighbours (dask rechunks
+instead); a depth larger than the array is a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -29,9 +37,22 @@ import numpy as np
 
 from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, MapOp, Region
+from lazyarr.graph.ops.rechunk import rechunk
 from lazyarr.graph.ops.userfunc import Params, UserFunc, accepts, block_index
 
-__all__ = ["MODES", "AxisWindow", "Overlap", "axis_window", "normalize_boundary", "overlap"]
+__all__ = [
+    "MODES",
+    "AxisWindow",
+    "Overlap",
+    "axis_window",
+    "normalize_boundary",
+    "normalize_depth",
+    "overlap",
+    "periodic_axes",
+    "piece_regions",
+    "pieces",
+    "windows",
+]
 
 MODES = ("reflect", "periodic", "nearest", "none")
 
@@ -130,20 +151,70 @@ def normalize_depth(depth: Any, ndim: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+def periodic_axes(depth: Sequence[tuple[int, int]], boundary: Sequence[Any]) -> tuple[int, ...]:
+    """The axes of one array whose halo wraps around (periodic with a non-zero depth)."""
+    return tuple(
+        ax
+        for ax, (m, d) in enumerate(zip(boundary, depth))
+        if isinstance(m, str) and m == "periodic" and any(d)
+    )
+
+
+def pieces(depth: Sequence[tuple[int, int]], boundary: Sequence[Any]) -> list[tuple[int, ...]]:
+    """Per input position of one array, its piece along each periodic axis (0 before the
+    start, 1 inside, 2 after the end)."""
+    return list(itertools.product((0, 1, 2), repeat=len(periodic_axes(depth, boundary))))
+
+
+def windows(
+    x: Expr, index: Sequence[int], depth: Sequence[tuple[int, int]], boundary: Sequence[Any]
+) -> list[AxisWindow]:
+    """Per axis, the window of block ``index`` of ``x``."""
+    out = []
+    for ax, b in enumerate(index):
+        o = offsets(x.chunks[ax])
+        out.append(axis_window(o[b], o[b + 1], x.shape[ax], depth[ax], boundary[ax]))
+    return out
+
+
+def piece_regions(
+    x: Expr, index: Sequence[int], depth: Sequence[tuple[int, int]], boundary: Sequence[Any]
+) -> list[Region]:
+    """The region of ``x`` each of its input positions reads for block ``index``."""
+    wins = windows(x, index, depth, boundary)
+    periodic = periodic_axes(depth, boundary)
+    result = []
+    for combo in pieces(depth, boundary):
+        region = [slice(*w.main) for w in wins]
+        for ax, piece in zip(periodic, combo):
+            w = wins[ax]
+            span = (w.before, w.main, w.after)[piece]
+            region[ax] = slice(*span) if span is not None else slice(0, 0)
+        if any(s.stop <= s.start for s in region):
+            region = [slice(0, 0)] * x.ndim
+        result.append(tuple(region))
+    return result
+
+
 @dataclasses.dataclass(frozen=True)
 class Overlap(MapOp):
-    """``fn`` per block of the input widened by ``depth``, halos filled by ``boundary``.
+    """``fn`` per output block, called with each array's block widened by its ``depth``,
+    halos filled by its ``boundary``.
 
-    ``trim``: the halo is cut off ``fn``'s result (else the output's blocks
-    are the windows' sizes). The input appears once per combination of
-    pieces along the periodic axes (see the module docstring).
+    ``depths``/``boundaries``: per array argument, per axis. Array ``j``
+    appears as ``len(pieces(...))`` consecutive inputs (one per periodic
+    piece, see the module docstring). The output follows the block grid of
+    array ``lead`` (the one of highest rank, dask's rule); the arrays'
+    axes are right-aligned. ``trim``: cut ``lead``'s halo off ``fn``'s result
+    (else ``fn`` returns blocks of the output's chunks itself).
     """
 
     name = "map_overlap"
     fn: UserFunc | None = None
-    depth: tuple[tuple[int, int], ...] = ()
-    boundary: tuple[Any, ...] = ()
+    depths: tuple[tuple[tuple[int, int], ...], ...] = ()
+    boundaries: tuple[tuple[Any, ...], ...] = ()
     trim: bool = True
+    lead: int = 0
     params: Params | None = None
     block_info: bool = False
     block_id: bool = False
@@ -151,61 +222,36 @@ class Overlap(MapOp):
     def label(self) -> str:
         return self.fn.label if self.fn is not None else self.name
 
-    def periodic_axes(self) -> tuple[int, ...]:
-        return tuple(
-            ax
-            for ax, (m, d) in enumerate(zip(self.boundary, self.depth))
-            if isinstance(m, str) and m == "periodic" and any(d)
-        )
-
-    def windows(self, x: Expr, index: Sequence[int]) -> list[AxisWindow]:
-        """Per axis, the window of input block ``index``."""
-        out = []
-        for ax, b in enumerate(index):
-            o = offsets(x.chunks[ax])
-            out.append(axis_window(o[b], o[b + 1], x.shape[ax], self.depth[ax], self.boundary[ax]))
+    def arrays(self, expr: Expr) -> list[tuple[Expr, int, int]]:
+        """Per array argument: its expression and the range of its input positions."""
+        out, start = [], 0
+        for d, b in zip(self.depths, self.boundaries):
+            n = len(pieces(d, b))
+            out.append((expr.inputs[start], start, start + n))
+            start += n
         return out
 
-    def pieces(self) -> list[tuple[int, ...]]:
-        """Per input position, the piece along each periodic axis (0 before, 1 in, 2 after)."""
-        return list(itertools.product((0, 1, 2), repeat=len(self.periodic_axes())))
+    def index_of(self, x: Expr, ndim: int, index: Sequence[int]) -> tuple[int, ...]:
+        """The block of ``x`` (axes right-aligned with an output of ``ndim``) at ``index``."""
+        lead = ndim - x.ndim
+        return tuple(0 if len(c) == 1 else index[lead + ax] for ax, c in enumerate(x.chunks))
 
     def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
-        x = expr.inputs[0]
         index = block_index(expr.chunks, out, self.label())
-        wins = self.windows(x, index)
-        periodic = self.periodic_axes()
-        result = []
-        for combo in self.pieces():
-            region = [slice(*w.main) for w in wins]
-            for ax, piece in zip(periodic, combo):
-                w = wins[ax]
-                span = (w.before, w.main, w.after)[piece]
-                region[ax] = slice(*span) if span is not None else slice(0, 0)
-            if any(s.stop <= s.start for s in region):
-                region = [slice(0, 0)] * x.ndim
-            result.append(tuple(region))
+        result: list[Region] = []
+        for (x, _, _), d, b in zip(self.arrays(expr), self.depths, self.boundaries):
+            result += piece_regions(x, self.index_of(x, expr.ndim, index), d, b)
         return tuple(result)
 
 
-def overlap(
-    fn: UserFunc,
-    x: Expr,
-    depth: Any,
-    boundary: Any,
-    trim: bool,
-    dtype: Any,
-    kwargs: Mapping[str, Any] | None = None,
-    allow_rechunk: bool = True,
-) -> Expr:
-    """``fn`` applied to every block of ``x`` widened by ``depth`` (see :class:`Overlap`)."""
+def _checked(x: Expr, depth: Any, boundary: Any, allow_rechunk: bool, j: int) -> tuple:
     depths = normalize_depth(depth, x.ndim)
     modes = normalize_boundary(boundary, x.ndim)
     for ax, ((a, b), m) in enumerate(zip(depths, modes)):
         if a != b and not (isinstance(m, str) and m == "none"):
             raise NotImplementedError(
                 "Asymmetric overlap is currently only implemented for boundary='none', however "
-                f"boundary for dimension {ax} in array argument 0 is {m}"
+                f"boundary for dimension {ax} in array argument {j} is {m}"
             )
         if max(a, b) > x.shape[ax]:
             raise ValueError(
@@ -218,25 +264,83 @@ def overlap(
                 f"Overlap depths required: {[max(d) for d in depths]}\n"
                 f"Input chunks: {x.chunks}\n"
             )
+    return depths, modes
+
+
+def _aligned(xs: Sequence[Expr]) -> list[Expr]:
+    """``xs`` with common chunks along every right-aligned axis (length-1 axes broadcast)."""
+    ndim = max(x.ndim for x in xs)
+    out = list(xs)
+    for a in range(ndim):
+        uses = [(j, x.ndim - ndim + a) for j, x in enumerate(xs) if x.ndim - ndim + a >= 0]
+        uses = [(j, ax) for j, ax in uses if xs[j].shape[ax] != 1]
+        chunkings = {xs[j].chunks[ax] for j, ax in uses}
+        if len(chunkings) <= 1:
+            continue
+        cuts: set[int] = set()
+        for c in chunkings:
+            cuts.update(offsets(c))
+        edges = sorted(cuts)
+        common = tuple(b - a for a, b in itertools.pairwise(edges))
+        for j, ax in uses:
+            e = out[j]
+            out[j] = rechunk(e, (*e.chunks[:ax], common, *e.chunks[ax + 1 :]))
+    return out
+
+
+def overlap(
+    fn: UserFunc,
+    xs: Sequence[Expr],
+    depth: Sequence[Any],
+    boundary: Sequence[Any],
+    trim: bool,
+    dtype: Any,
+    kwargs: Mapping[str, Any] | None = None,
+    allow_rechunk: bool = True,
+    chunks: Any = None,
+) -> Expr:
+    """``fn`` applied to every block of the arrays ``xs`` widened by their ``depth``
+    (one depth and boundary spec per array; see :class:`Overlap`)."""
+    xs = _aligned(xs)
+    specs = [
+        _checked(x, d, b, allow_rechunk, j) for j, (x, d, b) in enumerate(zip(xs, depth, boundary))
+    ]
+    ndim = max(x.ndim for x in xs)
+    lead = sorted(enumerate(xs), key=lambda v: (v[1].ndim, -v[0]))[-1][0]
+    grid = xs[lead]
+    for x in xs:
+        for ax in range(x.ndim):
+            a = ndim - x.ndim + ax
+            if x.shape[ax] not in (1, grid.shape[a]):
+                raise ValueError(
+                    f"map_overlap: shapes {[e.shape for e in xs]} do not broadcast to "
+                    f"{grid.shape} (the array of highest rank)"
+                )
     op = Overlap(
         fn=fn,
-        depth=depths,
-        boundary=modes,
+        depths=tuple(d for d, _ in specs),
+        boundaries=tuple(b for _, b in specs),
         trim=bool(trim),
+        lead=lead,
         params=Params((), kwargs),
         block_info=accepts(fn.fn, "block_info"),
         block_id=accepts(fn.fn, "block_id"),
     )
-    if trim:
-        chunks = x.chunks
-    else:
-        chunks = tuple(
-            tuple(
-                axis_window(o[i], o[i + 1], x.shape[ax], depths[ax], modes[ax]).size
-                for i in range(len(x.chunks[ax]))
-            )
-            for ax, o in ((ax, offsets(c)) for ax, c in enumerate(x.chunks))
+    out_chunks = grid.chunks
+    if not trim and chunks is not None:
+        if len(chunks) != grid.ndim:
+            raise ValueError(f"Provided chunks have {len(chunks)} dims; expected {grid.ndim} dims")
+        out_chunks = tuple(
+            (int(c),) * len(g) if isinstance(c, (int, np.integer)) else tuple(int(v) for v in c)
+            for c, g in zip(chunks, grid.chunks)
         )
-    n_inputs = 3 ** len(op.periodic_axes())
-    shape = tuple(sum(c) for c in chunks)
-    return Expr(op, (x,) * n_inputs, shape, np.dtype(dtype), chunks)
+        for c, g in zip(out_chunks, grid.chunks):
+            if len(c) != len(g):
+                raise ValueError(
+                    f"map_overlap: chunks {chunks} do not match the blocks {grid.chunks}"
+                )
+    inputs: list[Expr] = []
+    for x, (d, b) in zip(xs, specs):
+        inputs += [x] * len(pieces(d, b))
+    shape = tuple(sum(c) for c in out_chunks)
+    return Expr(op, tuple(inputs), shape, np.dtype(dtype), out_chunks)

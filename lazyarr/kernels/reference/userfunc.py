@@ -16,7 +16,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
-from lazyarr.graph.ops.overlap import Overlap
+from lazyarr.graph.ops.overlap import AxisWindow, Overlap, periodic_axes, pieces, windows
 from lazyarr.graph.ops.userfunc import BlockFunc, UserElementwise, block_index, template_args
 from lazyarr.kernels.reference.registry import register
 
@@ -126,11 +126,17 @@ def block_func(op: BlockFunc, expr: Expr, out: Region, *arrays: np.ndarray) -> n
 _NUMPY_MODES = {"reflect": "symmetric", "nearest": "edge"}
 
 
-def _padded(op: Overlap, x: Expr, index: Sequence[int], arrays: Sequence[np.ndarray]) -> Any:
-    """The block ``index`` of ``x`` with its halo: pieces of periodic axes joined, the
-    other boundary modes filled by ``numpy.pad``; and the windows."""
-    wins = op.windows(x, index)
-    periodic = op.periodic_axes()
+def _padded(
+    depth: Sequence[tuple[int, int]],
+    boundary: Sequence[Any],
+    x: Expr,
+    index: Sequence[int],
+    arrays: Sequence[np.ndarray],
+) -> tuple[np.ndarray, list[AxisWindow]]:
+    """Block ``index`` of ``x`` with its halo, and its windows: the pieces of periodic axes
+    joined, the other boundary modes filled by ``numpy.pad``."""
+    wins = windows(x, index, depth, boundary)
+    periodic = periodic_axes(depth, boundary)
     if not periodic:
         core = arrays[0]
     else:
@@ -138,23 +144,22 @@ def _padded(op: Overlap, x: Expr, index: Sequence[int], arrays: Sequence[np.ndar
         for ax in periodic:
             shape[ax] = wins[ax].size
         core = np.empty(shape, dtype=x.dtype)
-        for combo, arr in zip(op.pieces(), arrays):
+        for combo, arr in zip(pieces(depth, boundary), arrays):
             dest: list[slice] = [slice(None)] * x.ndim
+            empty = False
             for ax, piece in zip(periodic, combo):
                 w = wins[ax]
                 nb = w.before[1] - w.before[0] if w.before else 0
                 nm = w.main[1] - w.main[0]
                 dest[ax] = (slice(0, nb), slice(nb, nb + nm), slice(nb + nm, w.size))[piece]
-            want = tuple(s.indices(n)[1] - s.indices(n)[0] for s, n in zip(dest, shape))
-            if 0 in want:
-                continue
-            core[tuple(dest)] = arr
+                empty = empty or dest[ax].stop <= dest[ax].start
+            if not empty:
+                core[tuple(dest)] = arr
     for ax, w in enumerate(wins):
         if ax in periodic:
             continue
-        mode = op.boundary[ax]
-        n = x.shape[ax]
-        before, after = max(0, -w.lo), max(0, w.hi - n)
+        mode = boundary[ax]
+        before, after = max(0, -w.lo), max(0, w.hi - x.shape[ax])
         if before or after:
             widths = [(0, 0)] * x.ndim
             widths[ax] = (before, after)
@@ -174,28 +179,38 @@ def _padded(op: Overlap, x: Expr, index: Sequence[int], arrays: Sequence[np.ndar
 @register(Overlap)
 def overlap(op: Overlap, expr: Expr, out: Region, *arrays: np.ndarray) -> np.ndarray:
     label = op.label()
-    x = expr.inputs[0]
     index = block_index(expr.chunks, out, label)
-    block, wins = _padded(op, x, index, arrays)
+    blocks = []
+    info: dict[Any, Any] = {}
+    trim_wins: list[AxisWindow] = []
+    for j, ((x, a, b), depth, boundary) in enumerate(
+        zip(op.arrays(expr), op.depths, op.boundaries)
+    ):
+        at = op.index_of(x, expr.ndim, index)
+        block, wins = _padded(depth, boundary, x, at, arrays[a:b])
+        blocks.append(block)
+        if j == op.lead:
+            trim_wins = wins
+        if op.block_info:
+            info[j] = _info(x.shape, x.chunks, at)
+            info[j]["array-location"] = [(w.lo, w.hi) for w in wins]
     kwargs = dict(op.params.kwargs)
     if op.block_id:
         kwargs["block_id"] = index
     if op.block_info:
-        info = _info(x.shape, x.chunks, index)
-        info["array-location"] = [(w.lo, w.hi) for w in wins]
-        kwargs["block_info"] = {0: info, None: _out_info(expr, index)}
-    result = np.asarray(op.fn.fn(block, **kwargs))
+        info[None] = _out_info(expr, index)
+        kwargs["block_info"] = info
+    result = np.asarray(op.fn.fn(*blocks, **kwargs))
     if op.trim:
-        if result.ndim != x.ndim:
+        if result.ndim != len(trim_wins):
             raise ValueError(
-                f"{label}: the function returned {result.ndim} dimensions for a block of "
-                f"{x.ndim}; trim=True needs the block's dimensions"
+                f"{label}: the function returned {result.ndim} dimensions for blocks of "
+                f"{len(trim_wins)}; trim=True needs the block's dimensions"
             )
         cut = []
-        for ax, (w, b) in enumerate(zip(wins, index)):
-            o = offsets(x.chunks[ax])
-            lo = o[b] - w.lo
-            cut.append(slice(lo, lo + o[b + 1] - o[b]))
+        for w, s in zip(trim_wins, out):
+            lo = s.start - w.lo
+            cut.append(slice(lo, lo + s.stop - s.start))
         result = result[tuple(cut)]
     return _as_block(result, expr, out, label)
 
