@@ -373,3 +373,15 @@ def test_njit_functions_acting_on_whole_blocks_are_not_taken_for_elementwise():
     y = la.map_blocks(running, a)
     assert "user_elementwise" not in op_names(y)
     assert_eq(y, np.concatenate([np.cumsum(x[:3]), np.cumsum(x[3:])]))
+
+
+def test_user_functions_inside_fused_reductions_and_joint_kernels():
+    x = data((40, 6))
+    a = la.asarray(x, chunks=(15, 6))
+    body = triple_plus_one(a) * la.map_blocks(ramp, a)
+    want = (x * 3 + 1) * np.where(x > 0, np.exp(-x), x * 0.5)
+    assert_eq(body.sum(axis=0), want.sum(axis=0))
+    assert_eq(body.max(), want.max())
+    s, m = la.compute(body.sum(axis=0), body.mean(axis=0))
+    np.testing.assert_allclose(s, want.sum(axis=0))
+    np.testing.assert_allclose(m, want.mean(axis=0))
