@@ -380,7 +380,12 @@ def test_user_functions_inside_fused_reductions_and_joint_kernels():
     a = la.asarray(x, chunks=(15, 6))
     body = triple_plus_one(a) * la.map_blocks(ramp, a)
     want = (x * 3 + 1) * np.where(x > 0, np.exp(-x), x * 0.5)
+    from lazyarr.executors import registry
+
     assert_eq(body.sum(axis=0), want.sum(axis=0))
+    np.testing.assert_allclose(body.sum(axis=0).compute(executor="numba"), want.sum(axis=0))
+    kernels = registry.get("numba").last_kernels
+    assert kernels.compiled and not kernels.fallbacks
     assert_eq(body.max(), want.max())
     s, m = la.compute(body.sum(axis=0), body.mean(axis=0))
     np.testing.assert_allclose(s, want.sum(axis=0))
