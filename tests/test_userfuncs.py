@@ -390,3 +390,15 @@ def test_user_functions_inside_fused_reductions_and_joint_kernels():
     s, m = la.compute(body.sum(axis=0), body.mean(axis=0))
     np.testing.assert_allclose(s, want.sum(axis=0))
     np.testing.assert_allclose(m, want.mean(axis=0))
+
+
+def test_numba_guvectorize_runs_per_block_not_fused():
+    @numba.guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+    def total(v, out):
+        out[0] = v.sum()
+
+    x = data((4, 5))
+    a = la.asarray(x, chunks=(2, 5))
+    got = la.apply_gufunc(total, "(n)->()", a, output_dtypes=float)
+    assert "user_elementwise" not in op_names(got)
+    assert_eq(got, x.sum(-1))

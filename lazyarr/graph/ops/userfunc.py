@@ -67,7 +67,8 @@ def numba_kind(fn: Any) -> str | None:
     if not module.startswith("numba"):
         return None
     if hasattr(fn, "ufunc") and hasattr(fn, "nin") and hasattr(fn, "types"):
-        return "vectorize"
+        # a guvectorize gufunc has core dimensions: it is not elementwise
+        return "vectorize" if getattr(fn.ufunc, "signature", None) is None else None
     if hasattr(fn, "py_func") and hasattr(fn, "overloads"):
         return "njit"
     return None
