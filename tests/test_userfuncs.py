@@ -402,3 +402,37 @@ def test_numba_guvectorize_runs_per_block_not_fused():
     got = la.apply_gufunc(total, "(n)->()", a, output_dtypes=float)
     assert "user_elementwise" not in op_names(got)
     assert_eq(got, x.sum(-1))
+
+
+def test_blockwise_passes_a_lazy_array_with_no_index_whole():
+    x, w = data((6, 3)), data((3,), seed=1)
+    a = la.asarray(x, chunks=(2, 3))
+    b = la.asarray(w, chunks=1)
+    got = la.blockwise(
+        lambda blk, weights: blk @ weights, "i", a, "ij", b, None, dtype=float, concatenate=True
+    )
+    assert_eq(got, x @ w)
+    split = la.asarray(x, chunks=(2, 2))  # lists of blocks along j; the weights stay whole
+    lists = la.blockwise(
+        lambda blks, weights: np.concatenate(blks, axis=1) @ weights,
+        "i",
+        split,
+        "ij",
+        b,
+        None,
+        dtype=float,
+    )
+    assert_eq(lists, x @ w)
+    with pytest.raises(TypeError, match="keyword argument weights= is a lazy array"):
+        la.map_blocks(lambda blk, weights: blk, a, weights=b)
+
+
+def test_plans_with_user_functions_are_described_and_drawn(tmp_path):
+    x = data((8, 6))
+    a = la.asarray(x, chunks=(3, 4))
+    y = la.map_overlap(lambda b: b * 2, triple_plus_one(a), depth=1, boundary="periodic")
+    z = la.blockwise(np.dot, "ik", y, "ij", a.T, "jk", concatenate=True)
+    plan = api.make_plan([z._expr], "numba", api.passes_for(True, None))
+    assert "map_overlap" in plan.to_json()
+    z.visualize(str(tmp_path / "plan.html"))
+    assert "triple_plus_one" in z.explain()

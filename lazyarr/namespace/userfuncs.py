@@ -46,6 +46,16 @@ def check_callable(func: Any, name: str) -> None:
         )
 
 
+def _no_lazy_kwargs(kwargs: dict[str, Any], name: str) -> None:
+    """Lazy arrays in keyword arguments would be computed inside every block's call."""
+    for k, v in kwargs.items():
+        if isinstance(v, LazyArray):
+            raise TypeError(
+                f"{name}: keyword argument {k}= is a lazy array; pass it as an argument "
+                "(la.blockwise with index None passes it whole to every call)"
+            )
+
+
 def _operand(a: Any) -> Any:
     """Lazy arrays as expressions; everything else is a constant argument."""
     return as_expr(a) if isinstance(a, LazyArray) else a
@@ -111,6 +121,7 @@ def map_blocks(
     ``name``/``token`` are accepted for dask compatibility and unused.
     """
     check_callable(func, "map_blocks")
+    _no_lazy_kwargs(kwargs, "map_blocks")
     ops = [_operand(a) for a in args]
     arrays = [a for a in ops if isinstance(a, Expr)]
     if not arrays:
@@ -218,6 +229,7 @@ def blockwise(
     ``adjust_chunks`` changes an output label's chunks.
     """
     check_callable(func, "blockwise")
+    _no_lazy_kwargs(kwargs, "blockwise")
     if len(args) % 2:
         raise ValueError("blockwise: arguments must come in (array, index) pairs")
     labels: dict[Any, int] = {}
@@ -229,8 +241,13 @@ def blockwise(
 
     out_ids = ids(out_ind) or ()
     pairs = []
+    whole = []
     for a, ind in zip(args[::2], args[1::2]):
-        if ind is None:
+        if ind is None and isinstance(a, LazyArray):  # passed whole to every call, as dask does
+            e = as_expr(a)
+            whole.append(len(pairs))
+            pairs.append((e, ids([object() for _ in range(e.ndim)])))
+        elif ind is None:
             pairs.append((_operand(a), None))
         else:
             pairs.append((as_expr(a), ids(ind)))
@@ -249,6 +266,7 @@ def blockwise(
         new_axes=new,
         adjust_chunks=adjust,
         concatenate=bool(concatenate),
+        whole=whole,
     )
     return wrap(expr)
 
@@ -279,6 +297,7 @@ def map_overlap(
     directly (a block rule): no overlapped copy of the array is made.
     """
     check_callable(func, "map_overlap")
+    _no_lazy_kwargs(kwargs, "map_overlap")
     if not args or not all(isinstance(a, LazyArray) for a in args):
         raise TypeError(
             f"All variadic arguments must be arrays, not {[type(a).__name__ for a in args]}\n"

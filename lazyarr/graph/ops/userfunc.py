@@ -208,7 +208,8 @@ class BlockFunc(MapOp):
     (taken from ``params.args`` in order). ``concatenate``: contracted labels
     arrive as one array (else as lists of blocks). ``block_info``/``block_id``:
     pass dask's keyword of that name. ``output``: the item of a tuple result
-    this op keeps (-1: the result itself).
+    this op keeps (-1: the result itself). ``whole``: argument positions of
+    arrays every call gets whole (as one array, whatever ``concatenate``).
     """
 
     name = "map_blocks"
@@ -220,6 +221,7 @@ class BlockFunc(MapOp):
     block_info: bool = False
     block_id: bool = False
     output: int = -1
+    whole: tuple[int, ...] = ()
 
     def label(self) -> str:
         return self.fn.label if self.fn is not None else self.name
@@ -283,6 +285,7 @@ def blockwise(
     adjust_chunks: Mapping[int, Any] | None = None,
     concatenate: bool = True,
     output: int = -1,
+    whole: Sequence[int] = (),
     op: str = "blockwise",
 ) -> Expr:
     """``fn`` applied per block of ``args`` (``(Expr, labels)`` or ``(constant, None)``).
@@ -367,6 +370,7 @@ def blockwise(
         block_info=accepts(fn.fn, "block_info"),
         block_id=accepts(fn.fn, "block_id"),
         output=int(output),
+        whole=tuple(whole),
     )
     shape = tuple(sum(c) for c in chunks)
     return Expr(bf, inputs, shape, np.dtype(dtype), tuple(chunks))

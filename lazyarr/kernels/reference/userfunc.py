@@ -101,7 +101,7 @@ def block_func(op: BlockFunc, expr: Expr, out: Region, *arrays: np.ndarray) -> n
             continue
         k = next(items)
         a, inp = arrays[k], expr.inputs[k]
-        if not op.concatenate:
+        if not op.concatenate and pos not in op.whole:
             contracted = [ax for ax, lab in enumerate(inds[k]) if lab not in op.out_ind]
             a = _block_lists(a, inp, contracted, regions[k])
         args.append(a)
