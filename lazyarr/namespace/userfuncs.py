@@ -118,7 +118,8 @@ def map_blocks(
     tuples: the chunks); ``drop_axis`` removes axes (each block then sees
     them whole), ``new_axis`` inserts them. ``func`` receives ``block_id``
     and ``block_info`` (dask's dictionaries) when it takes those keywords.
-    ``name``/``token`` are accepted for dask compatibility and unused.
+    ``name``/``token`` are accepted for dask compatibility and unused; every
+    block's shape is checked (``enforce_ndim`` is always on).
     """
     check_callable(func, "map_blocks")
     _no_lazy_kwargs(kwargs, "map_blocks")
@@ -176,8 +177,6 @@ def map_blocks(
         concatenate=True,
         op="map_blocks",
     )
-    if enforce_ndim and expr.ndim != len(out_ind):
-        raise ValueError(f"map_blocks: dimension mismatch: expected {len(out_ind)} dimensions")
     return wrap(expr)
 
 
