@@ -242,3 +242,10 @@ def test_matches_scipy_for_any_chunks_depths_modes(case):
         boundary={ax: m for ax, m in enumerate(modes)},
     )
     assert_eq(got, reference(x, depths, modes), executors=["numpy"], passes=(True,))
+
+
+@pytest.mark.parametrize("boundary", MODES)
+def test_empty_arrays(boundary):
+    x = np.zeros((0, 5))
+    a = la.asarray(x, chunks=(1, 2))
+    assert_eq(la.map_overlap(lambda b: b + 1, a, depth={1: 1}, boundary=boundary), x + 1)

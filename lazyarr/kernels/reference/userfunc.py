@@ -136,6 +136,8 @@ def _padded(
     """Block ``index`` of ``x`` with its halo, and its windows: the pieces of periodic axes
     joined, the other boundary modes filled by ``numpy.pad``."""
     wins = windows(x, index, depth, boundary)
+    if any(w.size == 0 for w in wins):  # an empty block: nothing to read or pad
+        return np.empty([w.size for w in wins], dtype=x.dtype), wins
     periodic = periodic_axes(depth, boundary)
     if not periodic:
         core = arrays[0]
