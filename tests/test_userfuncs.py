@@ -436,3 +436,22 @@ def test_plans_with_user_functions_are_described_and_drawn(tmp_path):
     assert "map_overlap" in plan.to_json()
     z.visualize(str(tmp_path / "plan.html"))
     assert "triple_plus_one" in z.explain()
+
+
+def test_every_user_function_api_is_lazy():
+    x = data((6, 4))
+    a = la.asarray(x, chunks=(3, 2))
+    with config.set(executor="raise"):
+        built = [
+            la.map_blocks(double, a),
+            a.map_blocks(triple_plus_one),
+            la.blockwise(np.add, "ij", a, "ij", a, "ij"),
+            la.map_overlap(double, a, depth=1, boundary="periodic"),
+            a.map_overlap(double, depth=1, boundary=0),
+            la.apply_gufunc(lambda v: v.sum(-1), "(i)->()", a.rechunk((3, 4))),
+            la.apply_along_axis(np.sort, 0, a),
+        ]
+        for y in built:
+            with pytest.raises(ComputeRefused):
+                y.compute()
+    assert_eq(built[-1], np.sort(x, axis=0))
