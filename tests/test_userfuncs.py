@@ -455,3 +455,11 @@ def test_every_user_function_api_is_lazy():
             with pytest.raises(ComputeRefused):
                 y.compute()
     assert_eq(built[-1], np.sort(x, axis=0))
+
+
+def test_numpy_apply_along_axis_on_a_lazy_array_stays_lazy():
+    x = data((4, 5))
+    a = la.asarray(x, chunks=2)
+    got = np.apply_along_axis(np.cumsum, 1, a)
+    assert isinstance(got, la.LazyArray)
+    assert_eq(got, np.apply_along_axis(np.cumsum, 1, x))

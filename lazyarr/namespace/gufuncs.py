@@ -23,6 +23,7 @@ from lazyarr.graph.ops import rechunk
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.graph.ops.userfunc import blockwise as blockwise_op
 from lazyarr.graph.ops.userfunc import user_func
+from lazyarr.namespace._register import implements
 from lazyarr.namespace.userfuncs import check_callable, infer_dtype, map_blocks
 
 __all__ = ["apply_along_axis", "apply_gufunc"]
@@ -250,6 +251,7 @@ def _along_axis(
     return np.apply_along_axis(func1d, func1d_axis, block, *func1d_args, **func1d_kwargs)
 
 
+@implements("apply_along_axis")
 def apply_along_axis(
     func1d: Callable[..., Any],
     axis: int,
