@@ -32,6 +32,7 @@ import numpy as np
 from lazyarr import config
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
+from lazyarr.graph.ops.userfunc import UserFunc
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task
@@ -144,11 +145,12 @@ class StagePayload:
         """The stage and settings, pickled (once)."""
         if self._blob is None:
             value = (self.stage, self.settings)
-            try:
-                self._blob = pickle.dumps(value, protocol=5)
-            except (pickle.PicklingError, AttributeError, TypeError):
-                # a user function (map_blocks of a lambda, a closure) travels by value
+            if any(isinstance(getattr(m.op, "fn", None), UserFunc) for m in self.stage.members):
+                # user functions travel by value where workers cannot import them
+                # (defined in a script's __main__, lambdas, closures), as dask sends them
                 self._blob = cloudpickle.dumps(value, protocol=5)
+            else:
+                self._blob = pickle.dumps(value, protocol=5)
         return self._blob
 
     @property
