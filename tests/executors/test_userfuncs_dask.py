@@ -3,6 +3,10 @@ closures travel to the workers by value, numba functions compile there inside th
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import scipy.ndimage as ndi
@@ -59,3 +63,32 @@ def test_fused_numba_ufunc_on_dask(dask_ex):
     x = np.random.default_rng(2).random(40)
     a = la.asarray(x, chunks=15)
     assert_eq(twice_plus(a) * 3 + 1, (x * 2 + 0.5) * 3 + 1, executors=["dask"])
+
+
+SCRIPT = """
+import numpy as np
+import lazyarr as la
+
+
+def triple(b):
+    return b * 3
+
+
+x = la.asarray(np.arange(10.0), chunks=3)
+print(la.map_blocks(triple, x).compute(executor="dask").tolist())
+"""
+
+
+def test_a_function_of_a_scripts_main_reaches_the_workers(dask_ex, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    env = {
+        **os.environ,
+        "LAZYARR_DASK__ADDRESS": dask_ex.client().scheduler.address,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    out = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == str([v * 3 for v in np.arange(10.0).tolist()])
