@@ -38,7 +38,7 @@ import numpy as np
 from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops.rechunk import rechunk
-from lazyarr.graph.ops.userfunc import Params, UserFunc, accepts, block_index
+from lazyarr.graph.ops.userfunc import Params, UserFunc, accepts, block_index, common_chunks
 
 __all__ = [
     "MODES",
@@ -277,11 +277,7 @@ def _aligned(xs: Sequence[Expr]) -> list[Expr]:
         chunkings = {xs[j].chunks[ax] for j, ax in uses}
         if len(chunkings) <= 1:
             continue
-        cuts: set[int] = set()
-        for c in chunkings:
-            cuts.update(offsets(c))
-        edges = sorted(cuts)
-        common = tuple(b - a for a, b in itertools.pairwise(edges))
+        common = common_chunks(list(chunkings))
         for j, ax in uses:
             e = out[j]
             out[j] = rechunk(e, (*e.chunks[:ax], common, *e.chunks[ax + 1 :]))

@@ -49,6 +49,7 @@ __all__ = [
     "UserFunc",
     "block_index",
     "blockwise",
+    "common_chunks",
     "numba_kind",
     "user_elementwise",
     "user_func",
@@ -265,7 +266,7 @@ def _adjusted(label: int, chunks: tuple[int, ...], adjust: Any, op: str) -> tupl
     return new
 
 
-def _common_chunks(lists: list[tuple[int, ...]]) -> tuple[int, ...]:
+def common_chunks(lists: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     """The common refinement of several chunkings of one length."""
     cuts: set[int] = set()
     for c in lists:
@@ -338,7 +339,7 @@ def blockwise(
         chunkings = [args[p][0].chunks[ax] for p, ax in uses]
         if len(set(chunkings)) == 1:
             continue
-        common = _common_chunks(chunkings)
+        common = common_chunks(chunkings)
         for p, ax in uses:
             e = new_args[p]
             if e.chunks[ax] != common:
