@@ -420,7 +420,10 @@ def elementwise_dtype(fn: UserFunc, args: Sequence[Any]) -> np.dtype | None:
     with np.errstate(all="ignore"):
         if kind == "vectorize":
             dummies = [np.ones((1,), a.dtype) if isinstance(a, Expr) else a for a in args]
-            out = fn.fn(*dummies)
+            try:
+                out = fn.fn(*dummies)
+            except Exception:  # no loop for these dtypes: the caller reports it
+                return None
             return None if isinstance(out, tuple) else np.asarray(out).dtype
         if kind != "njit":
             return None
