@@ -24,6 +24,7 @@ from lazyarr.namespace.daskarray import to_dask as to_dask
 from lazyarr.namespace.dtypes import *  # noqa: F403
 from lazyarr.namespace.elementwise import *  # noqa: F403
 from lazyarr.namespace.extras import *  # noqa: F403
+from lazyarr.namespace.gufuncs import *  # noqa: F403
 from lazyarr.namespace.indexing import *  # noqa: F403
 from lazyarr.namespace.io import from_npy as from_npy
 from lazyarr.namespace.io import from_zarr as from_zarr
@@ -38,6 +39,7 @@ from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
+from lazyarr.namespace.userfuncs import *  # noqa: F403
 from lazyarr.namespace.windows import sliding_window_view as sliding_window_view
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 

@@ -236,6 +236,14 @@ class LazyArray(dask_collection.DaskCollection):
         """Write this array into ``target`` block by block (see ``lazyarr.store``)."""
         return _NAMESPACE["module"].store(self, target, region, **options)
 
+    def map_blocks(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> LazyArray:
+        """``la.map_blocks(func, self, *args, **kwargs)``."""
+        return _NAMESPACE["module"].map_blocks(func, self, *args, **kwargs)
+
+    def map_overlap(self, func: Callable[..., Any], depth: Any, **kwargs: Any) -> LazyArray:
+        """``la.map_overlap(func, self, depth=depth, **kwargs)`` (``boundary=``, ``trim=``)."""
+        return _NAMESPACE["module"].map_overlap(func, self, depth=depth, **kwargs)
+
     def rechunk(self, chunks: Any = "auto") -> LazyArray:
         """The same values on another block grid."""
         return wrap(rechunk_op(self._expr, chunks_for(chunks, self.shape, self.dtype)))
@@ -310,8 +318,12 @@ class LazyArray(dask_collection.DaskCollection):
             return NotImplemented
         if method == "__call__" and ufunc in HANDLED_FUNCTIONS:  # gufuncs: matmul, vecdot...
             return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
-        if method == "__call__" and ufunc.nout == 1 and ufunc.__name__ in ELEMENTWISE_FUNCS:
+        known = ELEMENTWISE_FUNCS.get(ufunc.__name__) is ufunc
+        if method == "__call__" and ufunc.nout == 1 and known:
             return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
+        if method == "__call__" and ufunc.nout == 1 and not kwargs:  # a user's (numba) ufunc
+            ops = [wrap(o) if isinstance(o, Expr) else o for o in map(as_operand, inputs)]
+            return _NAMESPACE["module"].map_blocks(ufunc, *ops)
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
             axis = kwargs.pop("axis", 0)
             keepdims = kwargs.pop("keepdims", False)

@@ -284,7 +284,6 @@ class _Run:
             self.kept = {}
             raise
 
-
     def _check_stalled(self, idle: float) -> None:
         """Raise :class:`ComputeStalled` when ``idle`` seconds without a finished task are
         explained by the cluster: a paused worker, or a planned worker gone (``hard``)."""

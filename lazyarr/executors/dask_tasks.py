@@ -26,11 +26,13 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import cloudpickle
 import numpy as np
 
 from lazyarr import config
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
+from lazyarr.graph.ops.userfunc import UserFunc
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task
@@ -142,7 +144,13 @@ class StagePayload:
     def blob(self) -> bytes:
         """The stage and settings, pickled (once)."""
         if self._blob is None:
-            self._blob = pickle.dumps((self.stage, self.settings), protocol=5)
+            value = (self.stage, self.settings)
+            if any(isinstance(getattr(m.op, "fn", None), UserFunc) for m in self.stage.members):
+                # user functions travel by value where workers cannot import them
+                # (defined in a script's __main__, lambdas, closures), as dask sends them
+                self._blob = cloudpickle.dumps(value, protocol=5)
+            else:
+                self._blob = pickle.dumps(value, protocol=5)
         return self._blob
 
     @property

@@ -28,6 +28,7 @@ from lazyarr.graph.ops.linalg import (
 from lazyarr.graph.ops.manipulation import Reshape, Transpose
 from lazyarr.graph.ops.rechunk import Rechunk
 from lazyarr.graph.ops.reduction import Reduce, reduce_chunks
+from lazyarr.graph.ops.userfunc import UserElementwise
 
 __all__ = ["follows_inputs", "rebuild", "rederive", "swap_leaves"]
 
@@ -110,6 +111,7 @@ def _kept(e: Expr, xs: tuple[Expr, ...]) -> Chunks:
 
 _RULES: dict[type, Callable[[Expr, tuple[Expr, ...]], Chunks]] = {
     Elementwise: _elementwise,
+    UserElementwise: _elementwise,
     Matmul: _matmul,
     Tensordot: _tensordot,
     Einsum: _einsum,

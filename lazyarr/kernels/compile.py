@@ -18,6 +18,12 @@ is not used (a :class:`CacheWarning`, then memory only), as ssh treats its
 keys; a cached module whose text is not exactly the source we generated is
 replaced before it is imported; an entry that fails to load (a damaged
 ``.nbi``/``.nbc``) is deleted and built again, once, under a lock.
+
+A kernel that calls user functions (``Kernel.globals``: a fused
+``numba.vectorize``/``@njit`` function) is always compiled in memory:
+Numba's disk cache would keep the machine code of a function that the user
+may redefine under the same name. Its source names each function by a
+token unique to the function object, so the memory key tells them apart.
 """
 
 from __future__ import annotations
@@ -252,7 +258,9 @@ def _signature(kernel: Kernel) -> tuple:
 
 def _build(kernel: Kernel, key: str, text: str, cache_dir: str | None) -> Any:
     """Import the kernel's module and compile (or load) its signature."""
-    fn = _load_module(key, text, cache_dir)[kernel.name]
+    namespace = _load_module(key, text, cache_dir)
+    namespace.update(kernel.globals)  # user functions a fused kernel calls
+    fn = namespace[kernel.name]
     fn.compile(_signature(kernel))
     return fn
 
@@ -265,7 +273,7 @@ def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
         if fn is not None:
             _STATS["memory_hits"] += 1
             return fn
-        cache_dir = options.cache_dir
+        cache_dir = None if kernel.globals else options.cache_dir
         if cache_dir is not None and not _usable(cache_dir):
             cache_dir = None
         text = _prelude(cache_dir is not None, options.fastmath) + kernel.source

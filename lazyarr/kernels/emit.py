@@ -41,6 +41,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.graph.ops.userfunc import UserElementwise
 from lazyarr.graph.token import Hole
 from lazyarr.kernels.emit_fold import (
     ReduceSpec,
@@ -115,6 +116,7 @@ class Kernel:
     reduces: tuple[ReduceSpec, ...] = ()  # every reduction of a joint kernel, in argument order
     slots: tuple[Slot, ...] = ()  # the inputs ``b0, b1, ...``: what each reads
     members: tuple[Expr, ...] = ()  # the members the slots' ``member`` indexes point into
+    globals: tuple[tuple[str, Any], ...] = ()  # user functions the source calls, by name
 
 
 # ----------------------------------------------------------------- members (scalar expressions)
@@ -135,6 +137,8 @@ def emit_member(scope: Scope, m: Expr, args: list[Operand]) -> str:
     func = op.func
     kwargs = dict(op.kwargs)
     out_dt = check_dtype(m.dtype, func)
+    if isinstance(op, UserElementwise):
+        return _user_call(scope, m, args, out_dt)
     special = _SPECIAL.get(func)
     if special is not None:
         return special(scope, m, args, kwargs, out_dt)
@@ -153,6 +157,39 @@ def emit_member(scope: Scope, m: Expr, args: list[Operand]) -> str:
     ins = [to_dtype(a, d, scope) for a, d in zip(args, loop)]
     result = emitter(scope, ins, loop[: fn.nin], loop[-1])
     return cast(result, loop[-1], out_dt)
+
+
+def _user_call(s: Scope, m: Expr, args: list[Operand], out: np.dtype) -> str:
+    """A call of the user's compiled function (a global of the kernel module).
+
+    A Numba ufunc gets its operands in the loop dtypes NumPy picks from its
+    loops (``resolve_dtypes``, weak Python scalars included), as it would on
+    arrays; an ``@njit`` function gets them as they are (the dtypes its
+    result dtype was probed with at expression time).
+    """
+    op = m.op
+    uf = op.fn
+    if uf is None or uf.kind not in ("vectorize", "njit") or op.kwargs:
+        raise Unsupported(f"{op.label()} is not a compiled Numba function")
+    if any(a[0] == "None" for a in args):
+        raise Unsupported(f"{op.label()}: None where a value is needed")
+    name = s.user(uf.token, uf.fn)
+    if uf.kind == "vectorize":
+        ufunc = uf.fn.ufunc
+        if len(args) != ufunc.nin:
+            raise Unsupported(f"{op.label()}: takes {ufunc.nin} arguments, got {len(args)}")
+        loop = _resolve(ufunc, [a[1] for a in args], None, op.label())
+        ins = [to_dtype(a, d, s) for a, d in zip(args, loop)]
+        return cast(s.temp(f"{name}({', '.join(ins)})"), loop[-1], out)
+    ins = []
+    for text, _dt, const in args:
+        if const is None:
+            ins.append(text)
+        elif isinstance(const, np.generic):
+            ins.append(literal(const, np.asarray(const).dtype))
+        else:
+            ins.append(repr(const))
+    return wrap_as(out, s.temp(f"{name}({', '.join(ins)})"))
 
 
 def _where(s: Scope, m: Expr, args: list[Operand], kw: dict, out: np.dtype) -> str:
@@ -444,7 +481,13 @@ def emit_map_joint(parts: Sequence[Sequence[Expr]], input_exprs: Sequence[Expr])
     lines = head + _indent([*body, _status_return(n_status, ilp=True)], 1)
     source = _module(scope, [*functions, lines])
     return Kernel(
-        source, args, n_in, tuple(scope.status), slots=tuple(group_slots), members=tuple(members)
+        source,
+        args,
+        n_in,
+        tuple(scope.status),
+        slots=tuple(group_slots),
+        members=tuple(members),
+        globals=tuple(sorted(scope.globals.items())),
     )
 
 
@@ -560,6 +603,7 @@ def emit_reduce_joint(
         reduces=tuple(specs),
         slots=tuple(group_slots),
         members=tuple(members),
+        globals=tuple(sorted(scope.globals.items())),
     )
 
 

@@ -62,6 +62,7 @@ class Scope:
         self.lines: list[str] = []
         self.helpers: dict[str, str] = {}
         self.status: list[str] = []
+        self.globals: dict[str, Any] = {}
         self._n = 0
 
     def temp(self, text: str) -> str:
@@ -84,6 +85,16 @@ class Scope:
 
     def helper(self, name: str) -> str:
         self.helpers[name] = HELPERS[name]
+        return name
+
+    def user(self, token: str, fn: Any) -> str:
+        """The global name under which the kernel calls the user's compiled ``fn``.
+
+        The name is made from ``fn``'s token, so the kernel's source (and its
+        cache key) differs for every user function.
+        """
+        name = "_user_" + "".join(c if c.isalnum() else "_" for c in token)
+        self.globals[name] = fn
         return name
 
 
