@@ -26,6 +26,7 @@ from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 
@@ -632,7 +633,7 @@ class LazyArray(dask_collection.DaskCollection):
     def __pow__(self, other: Any) -> Any:
         if not _is_operand(other):
             return NotImplemented
-        fast = _scalar_power_shortcut(self._expr, other)
+        fast = scalar_power_shortcut(self._expr, other)
         return wrap(fast if fast is not None else power_expr(self._expr, as_operand(other)))
 
     def __rpow__(self, other: Any) -> Any:
@@ -672,36 +673,6 @@ class LazyArray(dask_collection.DaskCollection):
 
 def _clip_bound(v: Any) -> Any:
     return None if v is None else as_operand(v)
-
-
-def _scalar_power_shortcut(base: Expr, exponent: Any) -> Expr | None:
-    """``ndarray.__pow__``'s shortcuts for exact Python scalars (NumPy 2): same dtypes, values."""
-    kind = base.dtype.kind
-    if type(exponent) is int and exponent == 2 and kind in "bfc":
-        return elementwise("square", base)
-    if kind in "fc" and type(exponent) is int and exponent == -1:
-        return elementwise("reciprocal", base)
-    if kind in "fc" and type(exponent) is float and exponent == 0.5:
-        return elementwise("sqrt", base)
-    return None
-
-
-def _negative_constant(value: Any) -> bool:
-    """An integer exponent known now to be negative (a scalar or a 0-d user array)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return value < 0
-    if isinstance(value, Expr) and value.ndim == 0 and value.dtype.kind == "i":
-        data = getattr(value.op, "data", None)
-        return data is not None and bool(data.array < 0)
-    return False
-
-
-def power_expr(base: Any, exponent: Any) -> Expr:
-    """``base ** exponent`` with NumPy's error for negative integer powers raised early."""
-    result = elementwise("power", base, exponent)
-    if result.dtype.kind in "iu" and _negative_constant(exponent):
-        raise ValueError("Integers to negative integer powers are not allowed.")
-    return result
 
 
 def _concrete_index(index: Any) -> Any:

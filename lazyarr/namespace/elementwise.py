@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, power_expr, wrap
+from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr, as_operand
 from lazyarr.graph.ops import elementwise as _ew
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.graph.ops.power import power_expr
 from lazyarr.namespace._register import implements
 
 # Array API name -> NumPy ufunc name, where they differ.
