@@ -70,7 +70,12 @@ def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[D
             out.append(made[e.key])
         elif isinstance(op, FromArray):
             array = op.data.array
-            out.append(lambda r, a=array: a[(*r, Ellipsis)])
+
+            def cut(r: Region, a: np.ndarray = array) -> np.ndarray:
+                return a[(*r, Ellipsis)]
+
+            cut.whole = array  # type: ignore[attr-defined]  # kernels may address it directly
+            out.append(cut)
         elif isinstance(op, FromBlocks):
             blocks = op.store.blocks
             out.append(lambda r, c=e.chunks, b=blocks: assemble(c, r, b.__getitem__))
@@ -99,6 +104,7 @@ class StageCode:
         "direct",
         "kernels",
         "stage",
+        "whole",
     )
 
     def __init__(
@@ -110,6 +116,9 @@ class StageCode:
         self.chunks = [e.chunks for e in stage.input_exprs]
         here = in_place is not None and any(in_place)
         self.direct = direct_readers(stage.input_exprs, in_place) if here else None
+        self.whole = (
+            [getattr(d, "whole", None) for d in self.direct] if self.direct is not None else None
+        )
 
     @property
     def source(self) -> Any:
@@ -147,12 +156,15 @@ def getter(
     inputs: Sequence[tuple[int, tuple[int, ...]]],
     values: Sequence[Any],
     direct: Sequence[Direct | None] | None = None,
+    whole: Sequence[np.ndarray | None] | None = None,
 ) -> GetRegion:
     """``get(position, region)`` over the input blocks a task was given.
 
     ``chunks``: each input position's chunks; ``inputs``: ``(position,
     block index)`` of each value; ``direct``: inputs read in place. A region
-    inside one block is a view of it.
+    inside one block is a view of it. ``whole``: per position, the user's
+    array a direct input slices (``get.whole``: a kernel may address the
+    region inside it without making the view).
     """
     blocks: dict[tuple[int, tuple[int, ...]], np.ndarray] = dict(zip(inputs, values))
     # the last region each in-place input made: an input read at two positions (``x.T @ x``
@@ -172,6 +184,7 @@ def getter(
                 return value
         return assemble(chunks[pos], region, lambda b: blocks[(pos, b)])
 
+    get.whole = whole  # type: ignore[attr-defined]
     return get
 
 
@@ -195,16 +208,16 @@ def run_task(
     if kind == TaskKind.SOURCE:
         return code.source(task.region)
     if kind == TaskKind.BLOCK:
-        get = getter(code.chunks, task.inputs, values, code.direct)
+        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
         fn = code.map
         if out is not None and getattr(fn, "writes_into", False):
             return fn(task.region, get, out=out)
         return fn(task.region, get)
     if kind == TaskKind.PARTIAL:
-        get = getter(code.chunks, task.inputs, values, code.direct)
+        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
         return code.partial(task.region, get)
     if kind == TaskKind.PRODUCT:
-        get = getter(code.chunks, task.inputs, values, code.direct)
+        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
         return code.product(task.region, task.regions, get)
     if kind == TaskKind.COMBINE:
         return tree_combine(list(values), lambda a, b: _combine(code, a, b))

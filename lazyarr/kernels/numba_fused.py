@@ -118,12 +118,32 @@ def _collapse(shape: Sequence[int], strides: list[list[int]]) -> tuple[list[int]
     return out_shape, out_strides
 
 
+_LAYOUTS: dict[tuple, np.ndarray | None] = {}  # (shape, strides) -> one-slab meta template
+
+
 def _metas(shape: Sequence[int], offsets: list[int], strides: list[list[int]]) -> list[np.ndarray]:
     """One ``meta`` per 2-D slab of the (collapsed) block: rows, n, (offset, row, inner) per op.
 
     Blocks that collapse to more than two axes (rare: broadcasting in a
-    middle axis) are run slab by slab over the leading axes.
+    middle axis) are run slab by slab over the leading axes. The blocks of
+    one grid share their shape and strides: the collapsed layout is kept
+    (a template whose offsets are filled in per block).
     """
+    key = (tuple(shape), *map(tuple, strides))
+    template = _LAYOUTS.get(key)
+    if template is None and key not in _LAYOUTS:
+        shp, sts = _collapse(shape, strides)
+        if len(shp) <= 2:
+            rows = 1 if len(shp) == 1 else shp[-2]
+            flat = [v for s in sts for v in (0, 0 if len(shp) == 1 else s[-2], s[-1])]
+            template = np.array([rows, shp[-1], *flat], dtype=np.int64)
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = template
+    if template is not None:
+        meta = template.copy()
+        meta[2::3] = offsets
+        return [meta]
     shp, sts = _collapse(shape, strides)
     if len(shp) == 1:
         flat = [v for o, s in zip(offsets, sts) for v in (o, 0, s[0])]
@@ -171,6 +191,18 @@ class _Inputs:
         self.members = members
         self.shape = shape
         self.dtypes = [np.dtype(s.expr.dtype).newbyteorder("=") for s in group_slots]
+        self._flats: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+
+    def _whole(self, a: np.ndarray) -> tuple[np.ndarray, list[int]]:
+        """A read-only flat view of a C-contiguous user array and its element strides."""
+        hit = self._flats.get(id(a))
+        if hit is None or hit[0] is not a:
+            buf = a.reshape(-1)
+            buf.flags.writeable = False
+            if len(self._flats) >= 4:
+                self._flats.clear()
+            hit = self._flats[id(a)] = (a, buf, _c_strides(a.shape))
+        return hit[1], hit[2]
 
     def fetch(
         self, out: Region, get: GetRegion
@@ -178,6 +210,7 @@ class _Inputs:
         nd = len(self.shape)
         bufs, offsets, strides = [], [], []
         regions: dict[int, tuple] = {}
+        whole = getattr(get, "whole", None)
         for s, want in zip(self.slots, self.dtypes):
             if s.member < 0:
                 region = tuple(out)
@@ -186,6 +219,26 @@ class _Inputs:
                 if s.member not in regions:
                     regions[s.member] = m.op.regions(m, out)
                 region = tuple(regions[s.member][s.arg])
+            user = whole[s.position] if whole is not None else None
+            if (
+                user is not None
+                and user.dtype == want
+                and user.ndim == len(region)
+                and user.flags.c_contiguous
+            ):
+                # a region of the user's array: addressed inside it, no view is made
+                buf, st = self._whole(user)
+                lead = nd - user.ndim
+                bufs.append(buf)
+                offsets.append(sum(r.start * k for r, k in zip(region, st)))
+                strides.append(
+                    [0] * lead
+                    + [
+                        0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
+                        for j, n in enumerate(user.shape)
+                    ]
+                )
+                continue
             a = np.asarray(get(s.position, region))
             if a.dtype != want:
                 a = a.astype(want)
@@ -322,6 +375,20 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
         raise ValueError("joint reductions number their elements differently (flat and not)")
     global_strides = _c_strides(in_shape)
     rank = any(sp.rank for sp in specs)
+    by_shape: dict[tuple, tuple] = {}  # block shape -> (state shape, strides of the states)
+
+    def layout(shape: tuple) -> tuple:
+        """The partial states' shape and the accumulator (and rank) strides of a block shape."""
+        state_shape = tuple(1 if a in axes else n for a, n in enumerate(shape))
+        acc = [0 if a in axes else s for a, s in enumerate(_c_strides(state_shape))]
+        strides = [acc]
+        if rank:
+            ranks = dict(zip(axes, _c_strides([shape[a] for a in axes])))
+            strides.append([ranks.get(a, 0) for a in range(len(shape))])
+        if len(by_shape) >= 64:
+            by_shape.clear()
+        by_shape[shape] = (state_shape, strides)
+        return by_shape[shape]
 
     def run(region: Region, get: GetRegion) -> list[Any]:
         shape = tuple(s.stop - s.start for s in region)
@@ -330,15 +397,9 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
                 ref.partial(r.op, r, np.empty(shape, dtype=sp.value), region, in_shape)
                 for ref, r, sp in zip(references, roots, specs)
             ]
-        state_shape = tuple(1 if a in axes else n for a, n in enumerate(shape))
+        state_shape, fixed = by_shape.get(shape) or layout(shape)
         arrays = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
-        acc = [0 if a in axes else s for a, s in enumerate(_c_strides(state_shape))]
-        offsets, strides = [0], [acc]
-        if rank:
-            sub = _c_strides([shape[a] for a in axes])
-            ranks = dict(zip(axes, sub))
-            offsets.append(1)
-            strides.append([ranks.get(a, 0) for a in range(len(shape))])
+        offsets, strides = [0, 1] if rank else [0], list(fixed)
         if flat and flat[0]:
             offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
             strides.append(list(global_strides))

@@ -329,3 +329,22 @@ def test_errors_keep_their_type_and_the_executor_stays_usable(two_threads):
         (x**e).compute(executor="numba")
     assert no_pool_threads()
     np.testing.assert_array_equal((x + 1).compute(executor="numba"), np.full(n, 3))
+
+
+@pytest.mark.parametrize("layout", ["c", "transposed", "float32"])
+def test_kernels_address_user_arrays_in_place_with_numpys_values(layout):
+    """Regions of a C-contiguous user array are read inside it (no view per block); other
+    layouts and dtypes go through views; either way the values are NumPy's."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((9, 7)).T if layout == "transposed" else rng.standard_normal((7, 9))
+    a = a.astype(np.float32) if layout == "float32" else a
+    row = rng.standard_normal((1, 9))
+    col = rng.standard_normal((7, 1))
+    x = la.asarray(a, chunks=(3, 4))
+    y, z = la.asarray(row, chunks=(1, 5)), la.asarray(col, chunks=(2, 1))
+    with la.config.set({"numba.compile-threshold": 0}):
+        got = la.compute(x * y + z, (la.sin(x) * y).sum(axis=0), (x - z).max(axis=1))
+        assert not la.last_run().stats.extra["fallback_stages"]
+    want = [a * row + col, (np.sin(a) * row).sum(axis=0), (a - col).max(axis=1)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6 if layout == "float32" else 1e-12)
