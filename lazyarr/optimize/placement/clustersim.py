@@ -192,11 +192,23 @@ class ClusterSim:
         """
         self._check_worker(worker)
         moved = 0
+        loc = self.loc
+        deltas: dict[tuple[int, int], float] = {}  # loads only grow: one apply, same maxima
         for b in dict.fromkeys(op.inputs):
-            moved += self.move(b, worker)
+            where = loc[b]
+            if worker in where:
+                continue
+            size = self._copy_deltas(b, worker, deltas)
+            if not size:  # an empty block: no replica, no move (as ``move`` does)
+                continue
+            where.append(worker)
+            self.bytes_in[worker] += size
+            self.moves += 1
+            moved += size
         self.size[op.output] = int(op.size)
-        self.loc.setdefault(op.output, []).append(worker)
-        self._apply({(MEMORY, worker): float(op.size)})
+        loc.setdefault(op.output, []).append(worker)
+        deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + float(op.size)
+        self._apply(deltas)
         return moved
 
     def move(self, block: BlockKey, worker: int) -> int:
