@@ -40,7 +40,9 @@ from donfig.config_obj import update as _merge_into
 
 __all__ = [
     "ConfigKeyError",
+    "ConfigWarning",
     "digest",
+    "errors",
     "get",
     "parse_bytes",
     "parse_duration",
@@ -144,12 +146,22 @@ _YAML_LOADER = getattr(
 # ---------------------------------------------------------------- schema
 
 
-def _read_yaml(path: Path) -> dict:
-    """The mapping in a YAML file; {} if the file does not exist or is empty."""
+def _read_yaml(path: Path, must_exist: bool = False) -> dict:
+    """The mapping in a YAML file; {} if it is empty or does not exist (with
+    ``must_exist``, a file whose directory is missing too is an error: a typo in
+    ``$LAZYARR_CONFIG``; a missing file in an existing directory is one that
+    ``lazyarr config set`` will create). Errors name the file."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if must_exist and not path.parent.is_dir():  # a typo: `config set` could not create it
+            raise ValueError(
+                f"lazyarr config file {path} (named by ${ENV_FILE}) does not exist, nor does "
+                "its directory"
+            ) from None
         return {}
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"lazyarr config file {path} is not UTF-8 text ({exc})") from None
     try:
         data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
@@ -285,9 +297,14 @@ def _check(key: str, value: Any) -> Any:
             )
     if "format" in spec:
         try:
-            _FORMATS[spec["format"]](value)
+            parsed = _FORMATS[spec["format"]](value)
         except ValueError:
             raise bad from None
+        least = spec.get("min-bytes")
+        if least is not None and parsed < parse_bytes(least):
+            raise ValueError(
+                f"invalid value {value!r} for lazyarr config key {key!r}: at least {least}"
+            )
     return value
 
 
@@ -312,6 +329,13 @@ def _flatten(
             on_unknown(key)
 
 
+def _flat_of(tree: Mapping) -> dict[str, Any]:
+    """``tree``'s known leaves as ``{"a.b-c": value}`` (unknown keys are dropped)."""
+    out: dict[str, Any] = {}
+    _flatten(tree, "", out, lambda key: None)
+    return out
+
+
 def _nest(flat: Mapping[str, Any]) -> dict:
     tree: dict = {}
     for key, value in flat.items():
@@ -323,8 +347,12 @@ def _nest(flat: Mapping[str, Any]) -> dict:
     return tree
 
 
-def _layer(tree: Mapping, source: str) -> dict:
-    """Validate one source (file, env); unknown keys warn, bad values raise naming the source."""
+def _layer(tree: Mapping, source: str, errors: dict[str, str] | None = None) -> dict:
+    """Validate one source (file, env); unknown keys warn, bad values raise naming the source.
+
+    ``errors``: collect bad values there (key -> message) instead of raising; the
+    key is then left out of the layer.
+    """
 
     def ignore(key: str) -> None:
         warnings.warn(f"{source}: {_unknown(key)} (ignored)", UserWarning, stacklevel=2)
@@ -332,9 +360,17 @@ def _layer(tree: Mapping, source: str) -> dict:
     flat: dict[str, Any] = {}
     try:
         _flatten(tree, "", flat, ignore)
-        return _nest({key: _check(key, value) for key, value in flat.items()})
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
+    good: dict[str, Any] = {}
+    for key, value in flat.items():
+        try:
+            good[key] = _check(key, value)
+        except ValueError as exc:
+            if errors is None:
+                raise ValueError(f"{source}: {exc}") from None
+            errors[key] = f"{source}: {exc}"
+    return _nest(good)
 
 
 # ---------------------------------------------------------------- the store
@@ -356,15 +392,40 @@ def user_path() -> Path:
     return Path(platformdirs.user_config_dir("lazyarr")) / "lazyarr.yaml"
 
 
+class ConfigWarning(UserWarning):
+    """A bad setting in the user file or the environment (reported when it is read)."""
+
+
+_ERRORS: dict[str, str] = {}
+"""Bad values of the file and environment, by key ("" for the file as a whole): reading
+such a key raises the message; the rest of lazyarr, and its CLI, keep working."""
+
+
+def _sources_errors() -> None:
+    for message in _ERRORS.values():
+        warnings.warn(ConfigWarning(message), stacklevel=3)
+
+
 class _Store(donfig.Config):
     """donfig's store, filled from our sources with every value checked."""
 
     def refresh(self, **kwargs: Any) -> None:  # donfig.Config.__init__ calls this too
         path = user_path()
+        errors: dict[str, str] = {}
+        try:
+            tree = _read_yaml(path, must_exist=bool(os.environ.get(ENV_FILE)))
+        except ValueError as exc:
+            errors[""] = str(exc)
+            tree = {}
         layers = [
-            _layer(_read_yaml(path), f"config file {path}"),
-            _layer(collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables"),
+            _layer(tree, f"config file {path}", errors),
+            _layer(
+                collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables", errors
+            ),
         ]
+        _ERRORS.clear()
+        _ERRORS.update(errors)
+        _sources_errors()
         self.clear()
         _merge_into(self.config, copy.deepcopy(_DEFAULTS))
         for layer in layers:
@@ -392,6 +453,8 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
     suggestion, unless a ``default`` is given: then the default is returned, so
     plug-ins can read keys of their own.
     """
+    if _ERRORS:
+        _raise_source_error(key)
     parts = _LEAF_PARTS.get(key)
     if parts is not None:  # fast path: a known leaf, read straight from donfig's dict
         node: Any = _store.config
@@ -419,6 +482,22 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
         return default
 
 
+def _raise_source_error(key: str) -> None:
+    """Reading a key whose file or environment value was bad raises that error (a compute
+    never runs with a default the user did not ask for)."""
+    path = _canonical(key)
+    if "" in _ERRORS:
+        raise ValueError(_ERRORS[""])
+    for bad, message in _ERRORS.items():
+        if bad == path or bad.startswith(path + "."):
+            raise ValueError(message)
+
+
+def errors() -> dict[str, str]:
+    """Bad values found in the user file and ``LAZYARR_*`` variables: key -> message."""
+    return dict(_ERRORS)
+
+
 def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ConfigSet:
     """Set values, for good or (used as ``with``) until the block ends.
 
@@ -435,6 +514,8 @@ def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ConfigSet:
     _flatten(arg or {}, "", flat, reject)
     _flatten({k.replace("__", "."): v for k, v in kwargs.items()}, "", flat, reject)
     checked = {key: _check(key, value) for key, value in flat.items()}
+    for key in checked:  # a value given here replaces a bad one of the file or environment
+        _ERRORS.pop(key, None)
     return _store.set(checked)
 
 
@@ -463,7 +544,8 @@ def write_user(key: str, value: Any) -> Path:
     value = _check(path_key, value)
     path = user_path()
     data = _read_yaml(path)
-    _layer(data, f"config file {path}")  # refuse to build on a broken file
+    others = _nest({k: v for k, v in _flat_of(data).items() if k != path_key})
+    _layer(others, f"config file {path}")  # refuse to build on a broken file (but fix this key)
     _merge_into(data, _nest({path_key: value}))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -315,25 +316,90 @@ def test_env_and_file_are_read_at_import(tmp_path):
     assert json.loads(out.stdout) == ["dask", "128MiB", 3, "auto"]
 
 
-def test_bad_env_value_names_the_environment(monkeypatch):
+def test_bad_env_value_is_reported_then_raised_when_read(monkeypatch):
+    """A bad value does not break ``import lazyarr``: it is reported when read from the
+    environment, and reading that key (as a compute would) raises the same message."""
     monkeypatch.setenv("LAZYARR_PROGRESS", "sometimes")
-    with pytest.raises(ValueError, match=r"LAZYARR_.*'progress'"):
+    with pytest.warns(config.ConfigWarning, match=r"LAZYARR_.*'progress'"):
         config.refresh()
+    with pytest.raises(ValueError, match=r"LAZYARR_.*'progress'"):
+        config.get("progress")
+    assert config.get("executor") == DEFAULTS["executor"]  # the other keys work
+    assert "progress" in config.errors()
+    with config.set(progress=False):  # a value given in Python replaces the bad one
+        assert config.get("progress") is False
 
 
 def test_bad_file_value_names_the_file(user_file):
     user_file.write_text("dask:\n  n-workers: none at all\n")
-    with pytest.raises(ValueError, match=f"{user_file.name}.*'dask.n-workers'"):
+    with pytest.warns(config.ConfigWarning, match=f"{user_file.name}.*'dask.n-workers'"):
         config.refresh()
+    with pytest.raises(ValueError, match=f"{user_file.name}.*'dask.n-workers'"):
+        config.get("dask.n-workers")
+    with pytest.raises(ValueError, match="n-workers"):
+        config.get("dask")  # the section holds the bad key
+    config.write_user("dask.n-workers", 3)  # `lazyarr config set` can fix it
+    config.refresh()
+    assert config.get("dask.n-workers") == 3 and not config.errors()
 
 
 def test_malformed_file_names_the_file(user_file):
     user_file.write_text("executor: [unclosed\n")
+    with pytest.warns(config.ConfigWarning, match=user_file.name):
+        config.refresh()
     with pytest.raises(ValueError, match=user_file.name):
-        config.refresh()
+        config.get("executor")
     user_file.write_text("- a list\n")
-    with pytest.raises(ValueError, match="mapping"):
+    with pytest.warns(config.ConfigWarning, match="mapping"):
         config.refresh()
+
+
+def test_a_file_that_is_not_utf8_is_named(user_file):
+    user_file.write_bytes(b"executor: \xff\xfenumpy\n")
+    with pytest.warns(config.ConfigWarning, match=f"{user_file.name} is not UTF-8"):
+        config.refresh()
+    with pytest.raises(ValueError, match="not UTF-8"):
+        config.get("executor")
+
+
+def test_a_config_path_whose_directory_is_missing_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAZYARR_CONFIG", str(tmp_path / "no-such-dir" / "lazyarr.yaml"))
+    with pytest.warns(config.ConfigWarning, match="does not exist"):
+        config.refresh()
+    with pytest.raises(ValueError, match="does not exist"):
+        config.get("executor")
+    monkeypatch.setenv("LAZYARR_CONFIG", str(tmp_path / "new.yaml"))  # to be created: fine
+    config.refresh()
+    assert config.get("executor") == DEFAULTS["executor"]
+
+
+@pytest.mark.parametrize("size", [0, "0B", "512B", 100])
+def test_a_chunk_size_too_small_to_be_useful_is_refused(monkeypatch, size):
+    """Before: ``array.chunk-size: 0`` made every auto-chunked array one-element blocks."""
+    with pytest.raises(ValueError, match=r"'array.chunk-size': at least 1KiB"):
+        config.set({"array.chunk-size": size})
+    monkeypatch.setenv("LAZYARR_ARRAY__CHUNK_SIZE", str(size))
+    with pytest.warns(config.ConfigWarning, match="LAZYARR_"):
+        config.refresh()
+    with pytest.raises(ValueError, match="at least 1KiB"):
+        config.get("array.chunk-size")
+    config.set({"array.chunk-size": "1KiB"})
+    assert config.parse_bytes(config.get("array.chunk-size")) == 1024
+
+
+def test_import_and_the_cli_survive_a_bad_setting(tmp_path):
+    path = tmp_path / "lazyarr.yaml"
+    path.write_text("dask:\n  n-workers: lots\n")
+    env = _clean_env(LAZYARR_CONFIG=str(path))
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, timeout=120)
+    imported = run([sys.executable, "-c", "import lazyarr; print(lazyarr.ones(3).sum().compute())"])
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == "3.0"
+    assert "'dask.n-workers'" in imported.stderr and str(path) in imported.stderr
+    fixed = run([sys.executable, "-m", "lazyarr", "config", "set", "dask.n-workers", "3"])
+    assert fixed.returncode == 0, fixed.stderr
+    after = run([sys.executable, "-m", "lazyarr", "config", "get", "dask.n-workers"])
+    assert after.stdout.strip() == "3" and "n-workers" not in after.stderr
 
 
 def test_unknown_key_in_file_warns_and_is_ignored(user_file):
