@@ -419,9 +419,7 @@ class _Store(donfig.Config):
             tree = {}
         layers = [
             _layer(tree, f"config file {path}", errors),
-            _layer(
-                collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables", errors
-            ),
+            _layer(collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables", errors),
         ]
         _ERRORS.clear()
         _ERRORS.update(errors)
