@@ -448,11 +448,21 @@ class DaskExecutor:
         A run that lost blocks without lineage (scattered inputs) is
         submitted once more.
         """
+        with self._cluster.using() as client:  # not closed under us by another thread
+            return self._run_on(client, plan, outputs, progress, fetch)
+
+    def _run_on(
+        self,
+        client: Client,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None,
+        fetch: bool,
+    ) -> dict[str, dict[Index, Any]]:
         self.last_stats = None
         watched = progress is not None
         graph = lower(plan, outputs)
         progress = _Clamped(progress or NullProgress(), graph.nblocks)
-        client = self.client()
         placement = str(config.get("dask.placement"))
         stats = RunStats(self.name)
         t0 = time.perf_counter()

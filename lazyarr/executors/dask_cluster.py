@@ -19,6 +19,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import dask.config
@@ -70,6 +71,8 @@ class ClusterManager:
         self._key: tuple | None = None
         self._lock = threading.RLock()
         self._atexit = False
+        self._users: dict[int, int] = {}  # id(client) -> computes running on it
+        self._retired: list[tuple[Client, LocalCluster | None]] = []  # replaced, still in use
 
     @property
     def owned(self) -> Client | None:
@@ -84,7 +87,7 @@ class ClusterManager:
             if address:
                 key: tuple = ("address", address)
                 if self._key != key or not self._running():
-                    self.close()
+                    self._retire()
                     self._client = _connect(address, timeout)
                     self._key = key
                     self._register_close()
@@ -102,7 +105,7 @@ class ClusterManager:
                         bool(config.get("dask.processes")),
                     )
                     if self._key != key or not self._running():
-                        self.close()
+                        self._retire()
                         self._start_local(*key[1:], timeout=timeout)
                         self._key = key
                         self._register_close()
@@ -112,6 +115,38 @@ class ClusterManager:
                 with contextlib.suppress(Exception):
                     client.amm.stop()
             return client
+
+    @contextlib.contextmanager
+    def using(self) -> Iterator[Client]:
+        """The client for a compute, kept open until the compute ends: a settings change in
+        another thread starts a new cluster but closes this one only after its last user."""
+        with self._lock:
+            client = self.client()
+            self._users[id(client)] = self._users.get(id(client), 0) + 1
+        try:
+            yield client
+        finally:
+            with self._lock:
+                left = self._users[id(client)] - 1
+                if left:
+                    self._users[id(client)] = left
+                else:
+                    del self._users[id(client)]
+                    for pair in [p for p in self._retired if p[0] is client]:
+                        self._retired.remove(pair)
+                        _close(*pair)
+
+    def _retire(self) -> None:
+        """Stop using the current client: closed now, or after the computes still on it."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        self._key = None
+        if client is None:
+            return
+        if self._users.get(id(client)):
+            self._retired.append((client, cluster))
+        else:
+            _close(client, cluster)
 
     def _running(self) -> bool:
         return self._client is not None and self._client.status == "running"
@@ -154,12 +189,18 @@ class ClusterManager:
             client, cluster = self._client, self._cluster
             self._client = self._cluster = None
             self._key = None
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    client.close()
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close()
+            retired, self._retired = self._retired, []
+            for pair in [(client, cluster), *retired]:
+                _close(*pair)
+
+
+def _close(client: Client | None, cluster: LocalCluster | None) -> None:
+    if client is not None:
+        with contextlib.suppress(Exception):
+            client.close()
+    if cluster is not None:
+        with contextlib.suppress(Exception):
+            cluster.close()
 
 
 _MAX_GREETING = 1 << 20  # a scheduler's first message (its handshake) is a few hundred bytes
