@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from html import escape
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
+from lazyarr.viz.chunkgrid import chunk_grid_svg, side_by_side
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 
@@ -384,13 +386,14 @@ class LazyArray(dask_collection.DaskCollection):
             ("Type", s["dtype"], "numpy.ndarray"),
         ]
         body = "".join(
-            f"<tr><th style='text-align:left'>{a}</th><td>{b}</td><td>{c}</td></tr>"
+            f"<tr><th style='text-align:left'>{a}</th><td>{escape(b)}</td><td>{escape(c)}</td></tr>"
             for a, b, c in rows
         )
-        return (
+        table = (
             "<table class='lazyarr-repr'><thead><tr><td></td><th>Array</th><th>Block</th>"
             f"</tr></thead><tbody>{body}</tbody></table>"
         )
+        return side_by_side(table, chunk_grid_svg(self.chunks))
 
     def __str__(self) -> str:
         return repr(self)
