@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import operator
 import warnings
-from html import escape
 from collections.abc import Callable, Iterator, Sequence
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -399,6 +399,15 @@ class LazyArray(dask_collection.DaskCollection):
         return repr(self)
 
     # -- methods ------------------------------------------------------------------
+    def rename(self, name: str | None) -> LazyArray:
+        """This array under a name that plan pictures, ``explain`` and ``la.last_run()`` show.
+
+        The name changes nothing else: equal arrays keep sharing plans.
+        """
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"rename() takes a str or None, not {type(name).__name__}")
+        return wrap(self._expr.renamed(name))
+
     def astype(self, dtype: Any, *, copy: bool = True, casting: str = "unsafe") -> LazyArray:
         dtype = np.dtype(dtype)
         if not np.can_cast(self.dtype, dtype, casting=casting):

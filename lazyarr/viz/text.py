@@ -89,7 +89,7 @@ def _stage(
 ) -> list[str]:
     kind = f"{f.kind}, fused {len(f.ops)} ops" if f.style == "fused" else f.kind
     out_mark = "  [output]" if f.output else ""
-    lines = [f"[{k}] {f.name}  ({kind}){out_mark}"]
+    lines = [f"[{k}] {f.title}  ({kind}){out_mark}"]
     lines.append(f"{INDENT}ops       {' -> '.join(f.ops)}")
     lines.append(f"{INDENT}grid      {f.grid} blocks of {f.chunksize}, shape {f.shape} {f.dtype}")
     reads = _reads(plan, f.name)
