@@ -101,9 +101,9 @@ def _demo(args: argparse.Namespace) -> int:
     executor = config.resolve("executor", args.executor)
     rows = args.size
     block_rows = max(rows // 4, 1)
-    x = la.random.random((rows, DEMO_COLUMNS), chunks=(block_rows, DEMO_COLUMNS), seed=0)
-    y = (x - x.mean(axis=0)) / x.std(axis=0)
-    z = la.sqrt((y**2).sum(axis=1))
+    x = la.random.random((rows, DEMO_COLUMNS), chunks=(block_rows, DEMO_COLUMNS), seed=0, name="x")
+    y = ((x - x.mean(axis=0)) / x.std(axis=0)).rename("y")
+    z = la.sqrt((y**2).sum(axis=1)).rename("z")
     print(f"x: {rows} x {DEMO_COLUMNS} random float64 in blocks of {block_rows} rows")
     print("y = (x - x.mean(axis=0)) / x.std(axis=0)")
     print("z = sqrt((y ** 2).sum(axis=1))")
@@ -111,7 +111,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     from lazyarr.planview import explain, visualize
 
-    total = y.sum()
+    total = y.sum().rename("total")
     seconds = []
     for _ in range(2):
         start = time.perf_counter()

@@ -143,7 +143,7 @@ Box = tuple[float, float, float, float]
 LABEL_CHAR_W = 5.6  # a generous average glyph width of 9px Helvetica
 LABEL_H = 11.0
 # where along an edge its label may sit, most preferred first (0: source, 1: target)
-LABEL_TS = (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88)
+LABEL_TS = tuple(sorted((k / 20 for k in range(1, 20)), key=lambda t: (abs(t - 0.5), t)))
 
 
 def _bezier(p: tuple[float, float, float, float, float], t: float) -> tuple[float, float]:
@@ -178,15 +178,16 @@ def place_label(
     """
     w = len(text) * LABEL_CHAR_W + 4
     first: Box | None = None
-    for t in LABEL_TS:
-        x, y = _bezier(curve, t)
-        for lx in (x + 4, x - 4 - w):
-            box = (lx, y - LABEL_H / 2, w, LABEL_H)
-            first = first or box
-            if not any(overlaps(box, b, 2.0) for b in boxes) and not any(
-                overlaps(box, b) for b in taken
-            ):
-                return box
+    for shift in (0.0, 1.0, 2.0):  # beside the curve, then a label width further out
+        for t in LABEL_TS:
+            x, y = _bezier(curve, t)
+            for lx in (x + 4 + shift * w, x - 4 - w - shift * w):
+                box = (lx, y - LABEL_H / 2, w, LABEL_H)
+                first = first or box
+                if not any(overlaps(box, b, 2.0) for b in boxes) and not any(
+                    overlaps(box, b) for b in taken
+                ):
+                    return box
     assert first is not None
     return first
 
