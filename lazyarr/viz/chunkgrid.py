@@ -128,6 +128,7 @@ def chunk_grid_svg(chunks: Sequence[Sequence[int]]) -> str:
     caption = _caption(chunks)
     if caption:
         height += 14
+        width = max(width, len(caption) * 5.6 + 8)  # 10px Helvetica fits in ~5.6px a glyph
         body.append(_text(width / 2, height - 6, caption))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="lazyarr-chunks" width="{width:.0f}" '
