@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from html import escape
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
-from lazyarr.viz.chunkgrid import chunk_grid_svg, side_by_side
+from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 
@@ -55,14 +54,6 @@ def wrap(expr: Expr) -> LazyArray:
     arr = LazyArray.__new__(LazyArray)
     arr._expr = expr
     return arr
-
-
-def _format_bytes(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1000
-    return f"{n} B"  # pragma: no cover
 
 
 def _binary(func: str, reflected: bool = False) -> Callable[[LazyArray, Any], Any]:
@@ -355,45 +346,11 @@ class LazyArray(dask_collection.DaskCollection):
     to_dask_array = to_dask  # the name `dask.array.asarray` looks for
 
     # -- representation -------------------------------------------------------
-    def _summary(self) -> dict[str, Any]:
-        from lazyarr.graph import build
-
-        return {
-            "op": self._expr.op.label(),
-            "shape": self.shape,
-            "dtype": str(self.dtype),
-            "chunksize": self.chunksize,
-            "blocks": self.npartitions,
-            "ops": build([self._expr]).number_of_nodes(),
-            "nbytes": _format_bytes(self.nbytes),
-        }
-
     def __repr__(self) -> str:
-        s = self._summary()
-        return (
-            f"lazyarr.array<{s['op']}, shape={s['shape']}, dtype={s['dtype']}, "
-            f"chunksize={s['chunksize']}, blocks={s['blocks']}, ops={s['ops']}, {s['nbytes']}>"
-        )
+        return array_repr(self._expr)
 
     def _repr_html_(self) -> str:
-        s = self._summary()
-        chunk_bytes = _format_bytes(int(np.prod(s["chunksize"], dtype=np.int64)) * self.itemsize)
-        rows = [
-            ("Shape", f"{s['shape']}", f"{s['chunksize']}"),
-            ("Bytes", s["nbytes"], chunk_bytes),
-            ("Blocks", f"{s['blocks']} ({' x '.join(map(str, self.numblocks)) or '1'})", ""),
-            ("Ops", f"{s['ops']} (last: {s['op']})", ""),
-            ("Type", s["dtype"], "numpy.ndarray"),
-        ]
-        body = "".join(
-            f"<tr><th style='text-align:left'>{a}</th><td>{escape(b)}</td><td>{escape(c)}</td></tr>"
-            for a, b, c in rows
-        )
-        table = (
-            "<table class='lazyarr-repr'><thead><tr><td></td><th>Array</th><th>Block</th>"
-            f"</tr></thead><tbody>{body}</tbody></table>"
-        )
-        return side_by_side(table, chunk_grid_svg(self.chunks))
+        return array_repr_html(self._expr)
 
     def __str__(self) -> str:
         return repr(self)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from itertools import accumulate
 
-__all__ = ["MAX_LINES", "axis_fractions", "chunk_grid_svg", "side_by_side", "side_lengths"]
+__all__ = ["MAX_LINES", "axis_fractions", "chunk_grid_svg", "side_lengths"]
 
 MAX_LINES = 20
 """Most block boundaries drawn along one axis (the two ends not counted)."""
@@ -146,11 +146,3 @@ def _caption(chunks: Sequence[Sequence[int]]) -> str:
         return ""
     grid = " x ".join(str(len(c)) for c in chunks)
     return f"{math.prod(len(c) for c in chunks):,} blocks ({grid})"
-
-
-def side_by_side(table: str, svg: str) -> str:
-    """The repr table with the block-grid picture to its right (as dask lays them out)."""
-    return (
-        '<div class="lazyarr-array" style="display:flex;align-items:center;gap:1.5em">'
-        f"<div>{table}</div><div>{svg}</div></div>"
-    )
