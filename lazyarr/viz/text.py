@@ -171,7 +171,7 @@ def explain_text(
     blocks = sum(f.nblocks for f in facts.values())
     lines = [
         f"lazyarr plan: {len(facts)} stages ({n_fused} fused), {blocks} blocks, "
-        f"outputs {', '.join(plan.outputs)}",
+        f"outputs {', '.join(facts[o].title for o in plan.outputs)}",
         f"executor: {executor or (measured.executor if measured else '-')}; "
         f"memory limit: {fmt_bytes(memory_limit) if memory_limit is not None else 'none'}",
     ]
