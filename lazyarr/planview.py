@@ -138,7 +138,7 @@ class PlanPicture:
         where = f", written to {self.path}" if self.path else ""
         return (
             f"<lazyarr PlanPicture: {len(self.plan.stages)} stages, outputs "
-            f"{', '.join(self.plan.outputs)}{where}>"
+            f"{', '.join(self.plan.labels.get(o, o) for o in self.plan.outputs)}{where}>"
         )
 
 
