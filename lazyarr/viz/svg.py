@@ -30,6 +30,14 @@ MARGIN = 14
 MAX_ROW = 8  # stages per row before a generation wraps
 MIN_W, MAX_W = 150, 300
 
+Box = tuple[float, float, float, float]
+"""x, y, width, height."""
+
+LABEL_CHAR_W = 5.6  # a generous average glyph width of 9px Helvetica
+LABEL_H = 11.0
+# where along an edge its label may sit, most preferred first (0: source, 1: target)
+LABEL_TS = tuple(sorted((k / 20 for k in range(1, 20)), key=lambda t: (abs(t - 0.5), t)))
+
 
 def _rows(g: nx.DiGraph, order: dict[str, int]) -> list[list[str]]:
     rows: list[list[str]] = []
@@ -137,15 +145,6 @@ def to_svg(
     return "\n".join(out) + "\n"
 
 
-Box = tuple[float, float, float, float]
-"""x, y, width, height."""
-
-LABEL_CHAR_W = 5.6  # a generous average glyph width of 9px Helvetica
-LABEL_H = 11.0
-# where along an edge its label may sit, most preferred first (0: source, 1: target)
-LABEL_TS = tuple(sorted((k / 20 for k in range(1, 20)), key=lambda t: (abs(t - 0.5), t)))
-
-
 def _bezier(p: tuple[float, float, float, float, float], t: float) -> tuple[float, float]:
     """Point ``t`` of the edge curve from (x1, y1) to (x2, y2) with vertical tangents."""
     x1, y1, x2, y2, bend = p
@@ -177,23 +176,30 @@ def place_label(
     between rows. Falls back to the middle when nothing is free.
     """
     w = len(text) * LABEL_CHAR_W + 4
-    first: Box | None = None
+    x1, y1, x2, y2, bend = curve
+    # only what lies near the curve (inside its control points' hull) can be in the way
+    top, bottom = min(y1, y2 - bend), max(y2, y1 + bend)
+    left, right = min(x1, x2) - 3 * w - 12, max(x1, x2) + 3 * w + 12
+    reach = (left, top - LABEL_H, right - left, bottom - top + 2 * LABEL_H)
+    near = [b for b in boxes if overlaps(b, reach)]
+    near_labels = [b for b in taken if overlaps(b, reach)]
     for shift in (0.0, 1.0, 2.0):  # beside the curve, then a label width further out
         for t in LABEL_TS:
             x, y = _bezier(curve, t)
             for lx in (x + 4 + shift * w, x - 4 - w - shift * w):
                 box = (lx, y - LABEL_H / 2, w, LABEL_H)
-                first = first or box
-                if not any(overlaps(box, b, 2.0) for b in boxes) and not any(
-                    overlaps(box, b) for b in taken
+                if not any(overlaps(box, b, 2.0) for b in near) and not any(
+                    overlaps(box, b) for b in near_labels
                 ):
                     return box
-    assert first is not None
-    return first
+    x, y = _bezier(curve, 0.5)
+    return (x + 4, y - LABEL_H / 2, w, LABEL_H)
 
 
 @dataclasses.dataclass(frozen=True)
 class EdgeLayout:
+    """One edge: its ends, byte label text, curve and label box."""
+
     src: str
     dst: str
     text: str
