@@ -208,17 +208,18 @@ class Plan:
     def with_labels(self, names: Mapping[str, str]) -> Plan:
         """This plan with stages labelled by the user's names of the arrays they compute.
 
-        ``names`` maps expression keys to names; a stage gets the names of
-        its members (a fused stage may compute several named arrays), in
-        order, and else the ``user_name`` its members carry; labels the plan
-        already had stay where nothing new is found.
+        ``names`` maps expression keys to names (else a member's own
+        ``user_name`` counts). A fused stage may compute several named
+        arrays: ``"y → z"``; one whose result is unnamed ends in ``" → …"``
+        (``"w → …"``: computes ``w``, then more). Labels the plan already
+        had stay where nothing new is found.
         """
         labels = {n: t for n, t in self.labels.items() if n in self.stages}
         for s in self.stages.values():
             found = [names.get(m.key) or m.user_name for m in s.members]
-            found = list(dict.fromkeys(n for n in found if n))
-            if found:
-                labels[s.name] = ", ".join(found)
+            named = list(dict.fromkeys(n for n in found if n))
+            if named:
+                labels[s.name] = " → ".join(named) + ("" if found[-1] else " → …")
         return dataclasses.replace(self, labels=labels)
 
     @cached_property
