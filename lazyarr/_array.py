@@ -27,6 +27,7 @@ from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
+from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 
@@ -54,14 +55,6 @@ def wrap(expr: Expr) -> LazyArray:
     arr = LazyArray.__new__(LazyArray)
     arr._expr = expr
     return arr
-
-
-def _format_bytes(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1000
-    return f"{n} B"  # pragma: no cover
 
 
 def _binary(func: str, reflected: bool = False) -> Callable[[LazyArray, Any], Any]:
@@ -354,49 +347,25 @@ class LazyArray(dask_collection.DaskCollection):
     to_dask_array = to_dask  # the name `dask.array.asarray` looks for
 
     # -- representation -------------------------------------------------------
-    def _summary(self) -> dict[str, Any]:
-        from lazyarr.graph import build
-
-        return {
-            "op": self._expr.op.label(),
-            "shape": self.shape,
-            "dtype": str(self.dtype),
-            "chunksize": self.chunksize,
-            "blocks": self.npartitions,
-            "ops": build([self._expr]).number_of_nodes(),
-            "nbytes": _format_bytes(self.nbytes),
-        }
-
     def __repr__(self) -> str:
-        s = self._summary()
-        return (
-            f"lazyarr.array<{s['op']}, shape={s['shape']}, dtype={s['dtype']}, "
-            f"chunksize={s['chunksize']}, blocks={s['blocks']}, ops={s['ops']}, {s['nbytes']}>"
-        )
+        return array_repr(self._expr)
 
     def _repr_html_(self) -> str:
-        s = self._summary()
-        chunk_bytes = _format_bytes(int(np.prod(s["chunksize"], dtype=np.int64)) * self.itemsize)
-        rows = [
-            ("Shape", f"{s['shape']}", f"{s['chunksize']}"),
-            ("Bytes", s["nbytes"], chunk_bytes),
-            ("Blocks", f"{s['blocks']} ({' x '.join(map(str, self.numblocks)) or '1'})", ""),
-            ("Ops", f"{s['ops']} (last: {s['op']})", ""),
-            ("Type", s["dtype"], "numpy.ndarray"),
-        ]
-        body = "".join(
-            f"<tr><th style='text-align:left'>{a}</th><td>{b}</td><td>{c}</td></tr>"
-            for a, b, c in rows
-        )
-        return (
-            "<table class='lazyarr-repr'><thead><tr><td></td><th>Array</th><th>Block</th>"
-            f"</tr></thead><tbody>{body}</tbody></table>"
-        )
+        return array_repr_html(self._expr)
 
     def __str__(self) -> str:
         return repr(self)
 
     # -- methods ------------------------------------------------------------------
+    def rename(self, name: str | None) -> LazyArray:
+        """This array under a name that plan pictures, ``explain`` and ``la.last_run()`` show.
+
+        The name changes nothing else: equal arrays keep sharing plans.
+        """
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"rename() takes a str or None, not {type(name).__name__}")
+        return wrap(self._expr.renamed(name))
+
     def astype(self, dtype: Any, *, copy: bool = True, casting: str = "unsafe") -> LazyArray:
         dtype = np.dtype(dtype)
         if not np.can_cast(self.dtype, dtype, casting=casting):

@@ -20,6 +20,7 @@ import numpy as np
 from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.graph import build
+from lazyarr.graph.build import user_names
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
@@ -32,6 +33,7 @@ from lazyarr.optimize.memory import (
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
 from lazyarr.progress import make_progress
+from lazyarr.viz.runsummary import RunSummary, run_summary
 
 __all__ = [
     "clear_plan_cache",
@@ -59,6 +61,16 @@ class LastRun:
     executor: str
     stats: Any  # the executor's RunStats, or None if it measures nothing
 
+    def summary(self) -> RunSummary:
+        """Executor, seconds, blocks, peak bytes and one row per stage, as both reprs show."""
+        return run_summary(self.plan, self.executor, self.stats)
+
+    def __repr__(self) -> str:
+        return self.summary().text()
+
+    def _repr_html_(self) -> str:
+        return self.summary().html()
+
 
 def last_run() -> LastRun | None:
     """The latest compute's plan and measured statistics (None before any compute)."""
@@ -67,13 +79,17 @@ def last_run() -> LastRun | None:
     return LastRun(_LAST_RUN["plan"], _LAST_RUN["executor"], _LAST_RUN["stats"])
 
 
-def _record_of(plan: Plan) -> Plan:
-    """``plan`` as ``last_run`` keeps it: persisted stores emptied, keys unchanged.
+def _record_of(plan: Plan, exprs: Sequence[Expr]) -> Plan:
+    """``plan`` as ``last_run`` keeps it: labelled with the user's names, persisted
+    stores emptied, keys unchanged.
 
     The record is for looking at (explain, visualize); holding the blocks
     would keep persisted data (futures on a cluster) alive after the user
     dropped the arrays.
     """
+    names = user_names(exprs)
+    if names:
+        plan = plan.with_labels(names)
     if not any(isinstance(s.expr.op, FromBlocks) for s in plan.stages.values()):
         return plan
     memo: dict[int, Expr] = {}
@@ -290,7 +306,7 @@ def compute_exprs(
     with _gc_paused():
         ex, plan = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-        _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
+        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
         results = ex.execute(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return results
@@ -307,7 +323,7 @@ def persist_exprs(
     with _gc_paused():
         ex, plan = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-        _LAST_RUN.update(plan=_record_of(plan), executor=ex.name, stats=None)
+        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
         stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's

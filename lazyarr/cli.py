@@ -101,9 +101,9 @@ def _demo(args: argparse.Namespace) -> int:
     executor = config.resolve("executor", args.executor)
     rows = args.size
     block_rows = max(rows // 4, 1)
-    x = la.random.random((rows, DEMO_COLUMNS), chunks=(block_rows, DEMO_COLUMNS), seed=0)
-    y = (x - x.mean(axis=0)) / x.std(axis=0)
-    z = la.sqrt((y**2).sum(axis=1))
+    x = la.random.random((rows, DEMO_COLUMNS), chunks=(block_rows, DEMO_COLUMNS), seed=0, name="x")
+    y = ((x - x.mean(axis=0)) / x.std(axis=0)).rename("y")
+    z = la.sqrt((y**2).sum(axis=1)).rename("z")
     print(f"x: {rows} x {DEMO_COLUMNS} random float64 in blocks of {block_rows} rows")
     print("y = (x - x.mean(axis=0)) / x.std(axis=0)")
     print("z = sqrt((y ** 2).sum(axis=1))")
@@ -111,7 +111,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     from lazyarr.planview import explain, visualize
 
-    total = y.sum()
+    total = y.sum().rename("total")
     seconds = []
     for _ in range(2):
         start = time.perf_counter()
@@ -181,8 +181,11 @@ def _command_errors(command: Callable[[argparse.Namespace], int]) -> Callable:
     return run
 
 
-def _script_array(script: str, var: str | None) -> Any:
-    """Run ``script`` with the 'raise' executor (nothing computes); return its lazy array ``var``.
+def _script_array(script: str, var: str | None) -> tuple[Any, dict[str, Any]]:
+    """Run ``script`` with the 'raise' executor (nothing computes).
+
+    Returns its lazy array ``var`` and every lazy array it defines by
+    variable name (pictures label the stages computing them with the name).
 
     The script runs as module ``__lazyarr_plan__``, so code under
     ``if __name__ == "__main__":`` (computing, printing results) is skipped.
@@ -210,16 +213,17 @@ def _script_array(script: str, var: str | None) -> Any:
         sys.argv, sys.path[:] = saved_argv, saved_path
     lazies = sorted(k for k, v in names.items() if isinstance(v, LazyArray) and k[:1] != "_")
     found = f"lazy arrays it defines: {', '.join(lazies)}" if lazies else "it defines none"
+    arrays = {k: names[k] for k in lazies}
     if var is None:
         if len(lazies) == 1:
-            return names[lazies[0]]
+            return names[lazies[0]], arrays
         raise CommandError(f"say which lazy array to draw with --var NAME; {found}")
     if var not in names:
         raise CommandError(f"{script} defines no variable {var!r}; {found}")
     value = names[var]
     if not isinstance(value, LazyArray):
         raise CommandError(f"{var!r} in {script} is a {type(value).__name__}, not a lazy array")
-    return value
+    return value, arrays
 
 
 def _check_output(path: str) -> None:
@@ -236,8 +240,10 @@ def _plan(args: argparse.Namespace) -> int:
     from lazyarr.planview import visualize
 
     _check_output(args.output)
-    arr = _script_array(args.script, args.var)
-    picture = visualize(arr, filename=args.output, stage=args.stage, executor=args.executor)
+    arr, names = _script_array(args.script, args.var)
+    picture = visualize(
+        arr, filename=args.output, stage=args.stage, executor=args.executor, names=names
+    )
     print(f"wrote {picture.path} ({len(picture.plan.stages)} stages)")
     return 0
 
@@ -246,8 +252,8 @@ def _plan(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from lazyarr.planview import explain
 
-    arr = _script_array(args.script, args.var)
-    print(explain(arr, stage=args.stage, executor=args.executor), end="")
+    arr, names = _script_array(args.script, args.var)
+    print(explain(arr, stage=args.stage, executor=args.executor, names=names), end="")
     return 0
 
 

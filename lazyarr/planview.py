@@ -14,13 +14,14 @@ measurements, and hands a Plan to the pure renderers in ``lazyarr.viz``.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lazyarr import api, config
 from lazyarr._convert import as_expr
 from lazyarr.graph import build
+from lazyarr.graph.build import user_names as named_in
 from lazyarr.graph.expr import Expr
 from lazyarr.optimize.pipeline import PASSES, optimize_until
 from lazyarr.optimize.plan import Plan
@@ -43,6 +44,7 @@ __all__ = [
     "configured_memory_limit",
     "explain",
     "plan_of",
+    "user_names",
     "visualize",
 ]
 
@@ -136,7 +138,7 @@ class PlanPicture:
         where = f", written to {self.path}" if self.path else ""
         return (
             f"<lazyarr PlanPicture: {len(self.plan.stages)} stages, outputs "
-            f"{', '.join(self.plan.outputs)}{where}>"
+            f"{', '.join(self.plan.labels.get(o, o) for o in self.plan.outputs)}{where}>"
         )
 
 
@@ -155,6 +157,21 @@ class Explanation(str):
 
 def _exprs(arrays: Sequence[Any]) -> list[Expr]:
     return [as_expr(a) for a in arrays]
+
+
+def user_names(exprs: Sequence[Expr], names: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Expression key -> the user's name, for every named array ``exprs`` read.
+
+    Names come from ``x.rename(...)``/``name=`` (``Expr.user_name``) and from
+    ``names`` (name -> lazy array, e.g. a script's variables; other values
+    and names starting with ``_`` are skipped), which win.
+    """
+    found = named_in(exprs)
+    for name, value in (names or {}).items():
+        expr = value if isinstance(value, Expr) else getattr(value, "_expr", None)
+        if isinstance(expr, Expr) and not name.startswith("_"):
+            found[expr.key] = name
+    return found
 
 
 def _last_run_for(exprs: list[Expr]) -> tuple[Plan, str, Measured | None]:
@@ -177,14 +194,28 @@ def plan_of(
     stage: str | None = None,
     measured: bool = False,
     executor: str | None = None,
+    names: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, str | None, Measured | None]:
     """(plan, executor name, measurements) for the arguments of visualize/explain.
 
     ``arrays`` may be lazy arrays (or array-likes), or a single Plan. With
-    ``measured=True`` and no arrays, the plan of the last compute.
+    ``measured=True`` and no arrays, the plan of the last compute. Stages
+    are labelled with the user's names (see :func:`user_names`).
     """
     if stage is not None and measured:
         raise ValueError("stage= draws a plan before it runs; it cannot be combined with measured=")
+    args = tuple(a if isinstance(a, Plan) else as_expr(a) for a in arrays)
+    plan, ex, meas = _plan_of(*args, stage=stage, measured=measured, executor=executor)
+    exprs = [a for a in args if isinstance(a, Expr)]
+    return plan.with_labels(user_names(exprs, names)), ex, meas
+
+
+def _plan_of(
+    *arrays: Any,
+    stage: str | None,
+    measured: bool,
+    executor: str | None,
+) -> tuple[Plan, str | None, Measured | None]:
     if len(arrays) == 1 and isinstance(arrays[0], Plan):
         plan = arrays[0]
         if measured:
@@ -225,6 +256,7 @@ def visualize(
     stage: str | None = None,
     measured: bool = False,
     executor: str | None = None,
+    names: Mapping[str, Any] | None = None,
 ) -> PlanPicture:
     """A picture of the plan that computing ``arrays`` runs.
 
@@ -232,9 +264,13 @@ def visualize(
     png, html, json); ``stage="raw"`` or a pass name draws the plan as it was
     after that pass; ``measured=True`` draws the last compute's plan with its
     measured seconds and per-worker bytes; ``executor`` picks whose plan
-    (default: the configured one). The result renders inline in notebooks.
+    (default: the configured one); ``names`` (name -> lazy array, e.g.
+    ``locals()``) labels the stages computing those arrays, as
+    ``x.rename(...)`` does. The result renders inline in notebooks.
     """
-    plan, ex, meas = plan_of(*arrays, stage=stage, measured=measured, executor=executor)
+    plan, ex, meas = plan_of(
+        *arrays, stage=stage, measured=measured, executor=executor, names=names
+    )
     title = "lazyarr plan" + (f" ({ex})" if ex else "")
     if stage is not None:
         title += f", after {stage}" if stage != "raw" else ", raw graph (no passes)"
@@ -253,11 +289,15 @@ def explain(
     measured: bool = False,
     executor: str | None = None,
     stage: str | None = None,
+    names: Mapping[str, Any] | None = None,
 ) -> Explanation:
     """The EXPLAIN text of the plan of ``arrays``: stages, bytes, memory, and why.
 
     ``measured=True`` explains the last compute with its measured seconds
-    per stage and per-worker bytes beside the predictions.
+    per stage and per-worker bytes beside the predictions; ``names`` as in
+    :func:`visualize`.
     """
-    plan, ex, meas = plan_of(*arrays, stage=stage, measured=measured, executor=executor)
+    plan, ex, meas = plan_of(
+        *arrays, stage=stage, measured=measured, executor=executor, names=names
+    )
     return Explanation(explain_text(plan, ex, configured_memory_limit(), meas))

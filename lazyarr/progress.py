@@ -1,4 +1,8 @@
-"""The progress bar executors report to (``tqdm.auto``: terminals and notebooks).
+"""The progress bar executors report to: tqdm's text bar, or its widget in a notebook.
+
+In a notebook the bar is tqdm's ipywidgets bar when ipywidgets is installed
+and tqdm's plain-text bar otherwise (``tqdm.auto`` would fall back to text
+too, but with a ``TqdmWarning`` telling the user to install ipywidgets).
 
 Config ``progress``: ``auto`` shows a bar only in a notebook or when both
 stdout and stderr are terminals (so ``make demo > log`` and CI logs get no
@@ -8,11 +12,12 @@ a second; ``true`` always; ``false`` never.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from typing import Any
 
-__all__ = ["TqdmProgress", "interactive", "make_progress"]
+__all__ = ["TqdmProgress", "bar_class", "interactive", "make_progress"]
 
 AUTO_DELAY_SECONDS = 1.0
 
@@ -40,8 +45,7 @@ class TqdmProgress:
             self._open()
 
     def _open(self) -> None:
-        from tqdm.auto import tqdm
-
+        tqdm = bar_class()
         self.bar = tqdm(
             total=self.total, initial=self.done, desc=self.description, unit="block", leave=False
         )
@@ -57,6 +61,17 @@ class TqdmProgress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def bar_class() -> type:
+    """tqdm's widget bar in a notebook that has ipywidgets, else its text bar (no warning)."""
+    if _in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.notebook import tqdm as notebook_tqdm
+
+        return notebook_tqdm
+    from tqdm.std import tqdm as text_tqdm
+
+    return text_tqdm
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -48,11 +48,20 @@ def _seed(seed: Any) -> int:
     return int(seed)
 
 
-def _make(dist: str, size: Any, dtype: Any, chunks: Any, seed: Any, args: tuple = ()) -> LazyArray:
+def _make(
+    dist: str,
+    size: Any,
+    dtype: Any,
+    chunks: Any,
+    seed: Any,
+    args: tuple = (),
+    name: str | None = None,
+) -> LazyArray:
+    """A generated source; ``name`` is what plan pictures call it (as ``x.rename(name)``)."""
     shape = _shape(size, dist)
     dtype = np.dtype(dtype)
     op = Random(dist=dist, seed=_seed(seed), args=args, auto_chunks=is_auto(chunks))
-    return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype)))
+    return wrap(Expr(op, (), shape, dtype, chunks_for(chunks, shape, dtype), name))
 
 
 def _float_dtype(dtype: Any, name: str) -> np.dtype:
@@ -63,17 +72,28 @@ def _float_dtype(dtype: Any, name: str) -> np.dtype:
 
 
 def random(
-    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
+    name: str | None = None,
 ) -> LazyArray:
     """Uniform floats in ``[0, 1)``."""
-    return _make("random", size, _float_dtype(dtype, "random"), chunks, seed)
+    return _make("random", size, _float_dtype(dtype, "random"), chunks, seed, name=name)
 
 
 def standard_normal(
-    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
+    name: str | None = None,
 ) -> LazyArray:
     """Samples of the standard normal distribution."""
-    return _make("standard_normal", size, _float_dtype(dtype, "standard_normal"), chunks, seed)
+    dtype = _float_dtype(dtype, "standard_normal")
+    return _make("standard_normal", size, dtype, chunks, seed, name=name)
 
 
 def normal(
@@ -84,12 +104,19 @@ def normal(
     dtype: Any = np.float64,
     chunks: Any = "auto",
     seed: Any = None,
+    name: str | None = None,
 ) -> LazyArray:
     """Samples of a normal distribution with mean ``loc`` and deviation ``scale``."""
     if scale < 0:
         raise ValueError("scale < 0")
     return _make(
-        "normal", size, _float_dtype(dtype, "normal"), chunks, seed, (float(loc), float(scale))
+        "normal",
+        size,
+        _float_dtype(dtype, "normal"),
+        chunks,
+        seed,
+        (float(loc), float(scale)),
+        name,
     )
 
 
@@ -101,12 +128,19 @@ def uniform(
     dtype: Any = np.float64,
     chunks: Any = "auto",
     seed: Any = None,
+    name: str | None = None,
 ) -> LazyArray:
     """Uniform floats in ``[low, high)``."""
     # NumPy's checks of the bounds (high < low, an infinite or NaN range), raised now
     np.random.default_rng(0).uniform(low, high, size=0)
     return _make(
-        "uniform", size, _float_dtype(dtype, "uniform"), chunks, seed, (float(low), float(high))
+        "uniform",
+        size,
+        _float_dtype(dtype, "uniform"),
+        chunks,
+        seed,
+        (float(low), float(high)),
+        name,
     )
 
 
@@ -119,6 +153,7 @@ def integers(
     endpoint: bool = False,
     chunks: Any = "auto",
     seed: Any = None,
+    name: str | None = None,
 ) -> LazyArray:
     """Random integers in ``[low, high)`` (``[low, high]`` with ``endpoint``)."""
     if high is None:
@@ -129,7 +164,8 @@ def integers(
     # them when nothing is drawn, so probe with one draw unless the size is 0)
     probe = 0 if 0 in shape else 1
     np.random.default_rng(0).integers(low, high, size=probe, dtype=dtype, endpoint=endpoint)
-    return _make("integers", shape, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
+    bounds = (int(low), int(high), bool(endpoint))
+    return _make("integers", shape, dtype, chunks, seed, bounds, name)
 
 
 class Generator:

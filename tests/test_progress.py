@@ -68,3 +68,43 @@ def test_auto_draws_in_a_notebook(monkeypatch):
     fake.get_ipython = lambda: types.SimpleNamespace()  # a terminal IPython: no kernel
     assert not progress.interactive()
     assert progress.make_progress("auto", "x") is None
+
+
+def _fake_notebook(monkeypatch) -> None:
+    kernel_shell = types.SimpleNamespace(kernel=object())
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: kernel_shell
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+
+
+def test_a_notebook_without_ipywidgets_gets_a_text_bar_and_no_warning(monkeypatch):
+    """tqdm.auto would warn (TqdmWarning: IProgress not found); warnings are errors here."""
+    _fake_notebook(monkeypatch)
+    real_find_spec = progress.importlib.util.find_spec
+    monkeypatch.setattr(
+        progress.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "ipywidgets" else real_find_spec(name, *a),
+    )
+    from tqdm.std import tqdm as text_tqdm
+
+    assert progress.bar_class() is text_tqdm
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    np.testing.assert_array_equal(_compute(True), np.full((4, 4), 2.0))
+    assert "block" in err.getvalue()
+
+
+def test_a_notebook_with_ipywidgets_gets_the_widget_bar(monkeypatch):
+    _fake_notebook(monkeypatch)
+    monkeypatch.setattr(progress.importlib.util, "find_spec", lambda name, *a: object())
+    from tqdm.notebook import tqdm as notebook_tqdm
+
+    assert progress.bar_class() is notebook_tqdm
+
+
+def test_outside_a_notebook_the_text_bar(monkeypatch):
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    from tqdm.std import tqdm as text_tqdm
+
+    assert progress.bar_class() is text_tqdm

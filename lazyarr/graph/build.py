@@ -14,7 +14,7 @@ import networkx as nx
 
 from lazyarr.graph.expr import Expr
 
-__all__ = ["build", "node_name"]
+__all__ = ["build", "node_name", "user_names"]
 
 
 def node_name(expr: Expr, copy: int = 0) -> str:
@@ -76,3 +76,23 @@ def build(outputs: Sequence[Expr]) -> nx.DiGraph:
                     stack.append((inp, False))
     g.graph["outputs"] = [name_of(o) for o in outputs]
     return g
+
+
+def user_names(outputs: Sequence[Expr]) -> dict[str, str]:
+    """Expression key -> the user's name (``Expr.user_name``) of every named expression reached.
+
+    Pictures label stages with these; a plan made earlier for equal but
+    unnamed expressions (the plan cache) gets them through ``Plan.with_labels``.
+    """
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+    stack = list(outputs)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.user_name:
+            found.setdefault(e.key, e.user_name)
+        stack.extend(e.inputs)
+    return found

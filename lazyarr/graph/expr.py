@@ -92,7 +92,7 @@ class ReduceOp(Op):
 class Expr:
     """One immutable array expression node with a structural ``key``."""
 
-    __slots__ = ("_hash", "chunks", "dtype", "inputs", "key", "op", "shape")
+    __slots__ = ("_hash", "chunks", "dtype", "inputs", "key", "op", "shape", "user_name")
 
     op: Op
     inputs: tuple[Expr, ...]
@@ -100,6 +100,12 @@ class Expr:
     dtype: np.dtype
     chunks: tuple[tuple[int, ...], ...]
     key: str
+    user_name: str | None
+    """What the user called this array (``x.rename("z")``, ``name=``); for pictures only.
+
+    Not part of ``key``: a name changes no value, so named and unnamed copies
+    share plans and cached kernels.
+    """
 
     def __init__(
         self,
@@ -108,6 +114,7 @@ class Expr:
         shape: Sequence[int],
         dtype: np.dtype | type | str,
         chunks: Sequence[Sequence[int]],
+        user_name: str | None = None,
     ) -> None:
         shape = tuple(int(s) for s in shape)
         chunks = tuple(tuple(int(c) for c in cs) for cs in chunks)
@@ -129,13 +136,14 @@ class Expr:
         )
         set_(self, "key", key)
         set_(self, "_hash", hash(key))
+        set_(self, "user_name", user_name)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Expr is immutable")
 
     def __reduce__(self) -> tuple:
         # rebuilt through __init__ (keys are recomputed, so they stay consistent)
-        return (Expr, (self.op, self.inputs, self.shape, self.dtype, self.chunks))
+        return (Expr, (self.op, self.inputs, self.shape, self.dtype, self.chunks, self.user_name))
 
     def __hash__(self) -> int:
         return self._hash
@@ -171,3 +179,7 @@ class Expr:
     def name(self) -> str:
         """A readable, stable identifier: op name plus the start of the key."""
         return f"{self.op.name}-{self.key[:10]}"
+
+    def renamed(self, user_name: str | None) -> Expr:
+        """This expression under another user name (same key, same value)."""
+        return Expr(self.op, self.inputs, self.shape, self.dtype, self.chunks, user_name)

@@ -58,7 +58,7 @@ def rebuild(
                 continue
             inputs = tuple(memo[id(i)] for i in e.inputs)
             same = all(a is b for a, b in zip(inputs, e.inputs))
-            node = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
+            node = e if same else Expr(e.op, inputs, e.shape, e.dtype, e.chunks, e.user_name)
             new = visit(node)
             memo[id(e)] = node if new is None else new
     return [memo[id(r)] for r in roots]
@@ -151,4 +151,4 @@ def rederive(e: Expr, inputs: Sequence[Expr]) -> Expr:
             )
     if all(a is b for a, b in zip(xs, e.inputs)):
         return e
-    return Expr(e.op, xs, e.shape, e.dtype, rule(e, xs))
+    return Expr(e.op, xs, e.shape, e.dtype, rule(e, xs), e.user_name)

@@ -43,6 +43,11 @@ def _default_float() -> np.dtype:
     return np.dtype(np.float64)
 
 
+def _named(expr: Expr, name: str | None) -> LazyArray:
+    """``expr`` as a lazy array the user called ``name`` (None: unnamed)."""
+    return wrap(expr if name is None else expr.renamed(name))
+
+
 def _source(arr: np.ndarray, chunks: Any, owned: bool) -> LazyArray:
     return wrap(source_expr(arr, chunks, owned))
 
@@ -55,12 +60,19 @@ def asarray(
     device: Any = None,
     copy: bool | None = None,
     chunks: Any = "auto",
+    name: str | None = None,
 ) -> LazyArray:
     """A lazy array of ``obj`` (standard ``copy`` semantics: False never copies NumPy input).
 
     Without a copy the lazy array reads the caller's buffer when it computes,
-    so later writes to that buffer are seen (as with a NumPy view).
+    so later writes to that buffer are seen (as with a NumPy view). ``name``:
+    what plan pictures call it (as ``x.rename(name)``).
     """
+    out = _asarray(obj, dtype, device, copy, chunks)
+    return out if name is None else out.rename(name)
+
+
+def _asarray(obj: Any, dtype: Any, device: Any, copy: bool | None, chunks: Any) -> LazyArray:
     if device not in (None, "cpu"):
         raise ValueError(f"lazyarr arrays live on 'cpu', not {device!r}")
     if isinstance(obj, LazyArray):
@@ -99,19 +111,22 @@ def array(obj: Any, dtype: Any = None, *, copy: bool = True, chunks: Any = "auto
     return asarray(obj, dtype=dtype, copy=copy, chunks=chunks)
 
 
-def from_array(x: Any, chunks: Any = "auto") -> LazyArray:
+def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> LazyArray:
     """A lazy array over an existing array (Dask's name for :func:`asarray`).
 
     Stored arrays (zarr arrays, h5py datasets, netCDF4 variables: anything with
     ``shape``, ``dtype`` and ``__getitem__`` that is not a NumPy array) are
     never read here: each block is read when it runs, in blocks that are
     multiples of the storage's chunks unless ``chunks`` says otherwise.
+    ``name``: what plan pictures call it (as ``x.rename(name)``).
     """
     if is_dask_array(x):
-        return from_dask(x, chunks)
-    if is_array_like(x):
-        return array_like(x, None if is_auto(chunks) else chunks)
-    return asarray(x, chunks=chunks)
+        out = from_dask(x, chunks)
+    elif is_array_like(x):
+        out = array_like(x, None if is_auto(chunks) else chunks)
+    else:
+        out = asarray(x, chunks=chunks)
+    return out if name is None else out.rename(name)
 
 
 def _full_expr(op: str, shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr:
@@ -132,28 +147,61 @@ def _full_expr(op: str, shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr
 
 @implements("full")
 def full(
-    shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto"
+    shape: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    chunks: Any = "auto",
+    name: str | None = None,
 ) -> LazyArray:
     """An array of ``shape`` filled with ``fill_value``."""
-    return wrap(_full_expr("full", shape, fill_value, dtype, chunks))
+    return _named(_full_expr("full", shape, fill_value, dtype, chunks), name)
 
 
 @implements("zeros")
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
+def zeros(
+    shape: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    chunks: Any = "auto",
+    name: str | None = None,
+) -> LazyArray:
     """An array of zeros (float64 by default)."""
-    return wrap(_full_expr("zeros", shape, 0, _default_float() if dtype is None else dtype, chunks))
+    return _named(
+        _full_expr("zeros", shape, 0, _default_float() if dtype is None else dtype, chunks), name
+    )
 
 
 @implements("ones")
-def ones(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
+def ones(
+    shape: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    chunks: Any = "auto",
+    name: str | None = None,
+) -> LazyArray:
     """An array of ones (float64 by default)."""
-    return wrap(_full_expr("ones", shape, 1, _default_float() if dtype is None else dtype, chunks))
+    return _named(
+        _full_expr("ones", shape, 1, _default_float() if dtype is None else dtype, chunks), name
+    )
 
 
 @implements("empty")
-def empty(shape: Any, *, dtype: Any = None, device: Any = None, chunks: Any = "auto") -> LazyArray:
+def empty(
+    shape: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    chunks: Any = "auto",
+    name: str | None = None,
+) -> LazyArray:
     """An array whose values are unspecified (lazyarr gives zeros)."""
-    return wrap(_full_expr("empty", shape, 0, _default_float() if dtype is None else dtype, chunks))
+    return _named(
+        _full_expr("empty", shape, 0, _default_float() if dtype is None else dtype, chunks), name
+    )
 
 
 def _all_auto(e: Expr) -> bool:
@@ -246,6 +294,7 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     chunks: Any = "auto",
+    name: str | None = None,
 ) -> LazyArray:
     """Evenly spaced values in ``[start, stop)`` (NumPy's length, dtype and values)."""
     if stop is None:
@@ -273,7 +322,7 @@ def arange(
         )
     shape = (n,)
     op = Arange(start=start, step=step, auto_chunks=is_auto(chunks))
-    return wrap(Expr(op, (), shape, out_dtype, chunks_for(chunks, shape, out_dtype)))
+    return _named(Expr(op, (), shape, out_dtype, chunks_for(chunks, shape, out_dtype)), name)
 
 
 @implements("linspace")

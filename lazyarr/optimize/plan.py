@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -152,6 +152,8 @@ class Plan:
     """The worker addresses ``Stage.worker`` numbers refer to (``place``; empty: unplaced)."""
     hosts: tuple[str, ...] = ()
     """The host of each of ``workers`` (same order)."""
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Stage name -> what the user called the arrays it computes (pictures; see ``with_labels``)."""
 
     @classmethod
     def from_graph(cls, g: nx.DiGraph) -> Plan:
@@ -203,6 +205,23 @@ class Plan:
     def replace(self, **changes: Any) -> Plan:
         return dataclasses.replace(self, **changes)
 
+    def with_labels(self, names: Mapping[str, str]) -> Plan:
+        """This plan with stages labelled by the user's names of the arrays they compute.
+
+        ``names`` maps expression keys to names (else a member's own
+        ``user_name`` counts). A fused stage may compute several named
+        arrays: ``"y → z"``; one whose result is unnamed ends in ``" → …"``
+        (``"w → …"``: computes ``w``, then more). Labels the plan already
+        had stay where nothing new is found.
+        """
+        labels = {n: t for n, t in self.labels.items() if n in self.stages}
+        for s in self.stages.values():
+            found = [names.get(m.key) or m.user_name for m in s.members]
+            named = list(dict.fromkeys(n for n in found if n))
+            if named:
+                labels[s.name] = " → ".join(named) + ("" if found[-1] else " → …")
+        return dataclasses.replace(self, labels=labels)
+
     @cached_property
     def total_blocks(self) -> int:
         return sum(s.nblocks for s in self.stages.values())
@@ -223,6 +242,7 @@ class Plan:
             "siblings": [list(g) for g in self.siblings],
             "workers": list(self.workers),
             "hosts": list(self.hosts),
+            "labels": self.labels,
             "stages": [
                 {
                     "name": s.name,
@@ -275,4 +295,5 @@ class Plan:
             siblings=tuple(tuple(g) for g in doc.get("siblings", ())),
             workers=tuple(doc.get("workers", ())),
             hosts=tuple(doc.get("hosts", ())),
+            labels=dict(doc.get("labels", {})),
         )

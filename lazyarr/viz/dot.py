@@ -42,7 +42,7 @@ def stage_lines(
 ) -> list[str]:
     """The text lines of a stage's box (shared by the DOT and SVG pictures)."""
     kind = f"fused {f.kind}, {len(f.ops)} ops" if f.style == "fused" else f.kind
-    lines = [f.name, f"[{kind}]"]
+    lines = [f.title, f"[{kind}]"]
     ops = list(f.ops)
     if len(ops) > MAX_OPS_SHOWN:
         ops = [*ops[: MAX_OPS_SHOWN - 2], f"... {len(f.ops) - MAX_OPS_SHOWN + 1} more", ops[-1]]
@@ -59,7 +59,7 @@ def stage_lines(
 def tooltip(f: StageFacts) -> str:
     """Shape, chunks, blocks, bytes and flops of a stage, one fact per line."""
     lines = [
-        f"{f.name} ({f.kind}{', fused' if f.style == 'fused' else ''})",
+        f"{f.title} ({f.kind}{', fused' if f.style == 'fused' else ''})",
         f"ops: {' -> '.join(f.ops)}",
         f"shape: {f.shape} {f.dtype}",
         f"chunks: {f.chunksize}",

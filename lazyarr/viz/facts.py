@@ -103,6 +103,13 @@ class StageFacts:
     moved_bytes: dict[int, int] | None
     """Predicted bytes copied into each worker for this stage (``est_bytes`` summed)."""
     output: bool
+    label: str = ""
+    """What the user called the arrays of this stage (``Plan.labels``), or ``""``."""
+
+    @property
+    def title(self) -> str:
+        """``"z (sqrt-1a2b3c4d5e)"`` for a stage the user named, else the stage name."""
+        return f"{self.label} ({self.name})" if self.label else self.name
 
     @property
     def grid(self) -> str:
@@ -149,7 +156,9 @@ def _per_worker(stage: Stage) -> tuple[dict[int, int], dict[int, int], dict[int,
     return blocks, held, {int(i): int(b[w == i].sum()) for i in ids}
 
 
-def stage_facts(stage: Stage, memory_limit: int | None = None, output: bool = False) -> StageFacts:
+def stage_facts(
+    stage: Stage, memory_limit: int | None = None, output: bool = False, label: str = ""
+) -> StageFacts:
     """The facts of one stage; ``over_limit`` when its peak exceeds ``memory_limit``."""
     expr = stage.expr
     peak = stage.notes.get("est_peak_bytes")
@@ -179,13 +188,17 @@ def stage_facts(stage: Stage, memory_limit: int | None = None, output: bool = Fa
         worker_bytes=worker_bytes,
         moved_bytes=moved,
         output=output,
+        label=label,
     )
 
 
 def plan_facts(plan: Plan, memory_limit: int | None = None) -> dict[str, StageFacts]:
     """Facts of every stage, in plan order."""
     outs = set(plan.outputs)
-    return {n: stage_facts(s, memory_limit, n in outs) for n, s in plan.stages.items()}
+    return {
+        n: stage_facts(s, memory_limit, n in outs, plan.labels.get(n, ""))
+        for n, s in plan.stages.items()
+    }
 
 
 def edges(plan: Plan) -> list[tuple[str, str, int]]:

@@ -73,7 +73,7 @@ def _stages_table(plan: Plan, memory_limit: int | None, measured: Measured | Non
         )
         cells = [
             _num(str(k)),
-            f'<td class="name">{swatch}{_e(name)}{" (output)" if f.output else ""}</td>',
+            f'<td class="name">{swatch}{_e(f.title)}{" (output)" if f.output else ""}</td>',
             _td(f.kind + (", fused" if f.style == "fused" else "")),
             _td(" → ".join(f.ops)),
             _num(f.grid),

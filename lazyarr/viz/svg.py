@@ -9,6 +9,7 @@ colours, red over-limit mark and tooltips (SVG ``<title>``) as the DOT text.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Sequence
 
@@ -18,7 +19,7 @@ from lazyarr.optimize.plan import Plan
 from lazyarr.viz.dot import COLOURS, OVER_LIMIT, stage_lines, tooltip
 from lazyarr.viz.facts import Measured, edges, fmt_bytes, plan_facts
 
-__all__ = ["to_svg"]
+__all__ = ["EdgeLayout", "PlanLayout", "layout", "overlaps", "place_label", "to_svg"]
 
 CHAR_W = 6.3  # average glyph width of 11px Helvetica
 LINE_H = 15
@@ -28,6 +29,14 @@ GAP_Y = 46
 MARGIN = 14
 MAX_ROW = 8  # stages per row before a generation wraps
 MIN_W, MAX_W = 150, 300
+
+Box = tuple[float, float, float, float]
+"""x, y, width, height."""
+
+LABEL_CHAR_W = 5.6  # a generous average glyph width of 9px Helvetica
+LABEL_H = 11.0
+# where along an edge its label may sit, most preferred first (0: source, 1: target)
+LABEL_TS = tuple(sorted((k / 20 for k in range(1, 20)), key=lambda t: (abs(t - 0.5), t)))
 
 
 def _rows(g: nx.DiGraph, order: dict[str, int]) -> list[list[str]]:
@@ -55,13 +64,24 @@ def _fit(line: str, width: float) -> str:
     return line if len(line) <= most else line[: most - 1] + "…"
 
 
-def to_svg(
+@dataclasses.dataclass(frozen=True)
+class PlanLayout:
+    """Where everything of the picture goes: a stage's text lines and box, every edge."""
+
+    width: float
+    height: float
+    lines: dict[str, list[str]]
+    boxes: dict[str, Box]
+    edges: list[EdgeLayout]
+
+
+def layout(
     plan: Plan,
     memory_limit: int | None = None,
     measured: Measured | None = None,
     title: str | None = None,
-) -> str:
-    """An SVG document (text) of ``plan``; embeddable inline in HTML."""
+) -> PlanLayout:
+    """The picture's geometry (tests check it: no edge label covers a box)."""
     facts = plan_facts(plan, memory_limit)
     seconds = measured.stage_seconds if measured else {}
     lines = {n: stage_lines(f, memory_limit, seconds.get(n)) for n, f in facts.items()}
@@ -88,7 +108,20 @@ def to_svg(
             x += size[n][0] + GAP_X
         y += max(size[n][1] for n in row) + GAP_Y
     total_h = y - GAP_Y + MARGIN if rows else 2 * MARGIN + head
+    boxes = {n: (*pos[n], *size[n]) for n in pos}
+    return PlanLayout(total_w, total_h, lines, boxes, _edges(plan, pos, size))
 
+
+def to_svg(
+    plan: Plan,
+    memory_limit: int | None = None,
+    measured: Measured | None = None,
+    title: str | None = None,
+) -> str:
+    """An SVG document (text) of ``plan``; embeddable inline in HTML."""
+    facts = plan_facts(plan, memory_limit)
+    lay = layout(plan, memory_limit, measured, title)
+    total_w, total_h = lay.width, lay.height
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="lazyarr-plan" width="{total_w:.0f}" '
         f'height="{total_h:.0f}" viewBox="0 0 {total_w:.0f} {total_h:.0f}" '
@@ -102,43 +135,115 @@ def to_svg(
             f'<text x="{total_w / 2:.0f}" y="{MARGIN + 12}" text-anchor="middle" '
             f'font-size="13" font-weight="bold">{html.escape(title)}</text>'
         )
-    paths, labels = _edges(plan, pos, size)
-    out += paths
+    drawn = [_edge_svg(e) for e in lay.edges]
+    out += [path for path, _ in drawn]
     for n, f in facts.items():
-        out += _box(n, lines[n], pos[n], size[n], f.style, f.output, f.over_limit, tooltip(f))
-    out += labels
+        x, y, w, h = lay.boxes[n]
+        out += _box(n, lay.lines[n], (x, y), (w, h), f.style, f.output, f.over_limit, tooltip(f))
+    out += [label for _, label in drawn]
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _bezier(p: tuple[float, float, float, float, float], t: float) -> tuple[float, float]:
+    """Point ``t`` of the edge curve from (x1, y1) to (x2, y2) with vertical tangents."""
+    x1, y1, x2, y2, bend = p
+    u = 1 - t
+    a, b, c, d = u**3, 3 * u * u * t, 3 * u * t * t, t**3
+    return a * x1 + b * x1 + c * x2 + d * x2, a * y1 + b * (y1 + bend) + c * (y2 - bend) + d * y2
+
+
+def overlaps(a: Box, b: Box, margin: float = 0.0) -> bool:
+    """Whether two boxes overlap (``margin`` widens ``b`` on every side)."""
+    return (
+        a[0] < b[0] + b[2] + margin
+        and b[0] - margin < a[0] + a[2]
+        and a[1] < b[1] + b[3] + margin
+        and b[1] - margin < a[1] + a[3]
+    )
+
+
+def place_label(
+    curve: tuple[float, float, float, float, float],
+    text: str,
+    boxes: Sequence[Box],
+    taken: Sequence[Box],
+) -> Box:
+    """The box of an edge label beside its curve, clear of every stage box and earlier label.
+
+    Tries points along the curve (middle first), right of the curve then left;
+    an edge that passes behind a box of a row it skips gets its label in a gap
+    between rows. Falls back to the middle when nothing is free.
+    """
+    w = len(text) * LABEL_CHAR_W + 4
+    x1, y1, x2, y2, bend = curve
+    # only what lies near the curve (inside its control points' hull) can be in the way
+    top, bottom = min(y1, y2 - bend), max(y2, y1 + bend)
+    left, right = min(x1, x2) - 3 * w - 12, max(x1, x2) + 3 * w + 12
+    reach = (left, top - LABEL_H, right - left, bottom - top + 2 * LABEL_H)
+    near = [b for b in boxes if overlaps(b, reach)]
+    near_labels = [b for b in taken if overlaps(b, reach)]
+    for shift in (0.0, 1.0, 2.0):  # beside the curve, then a label width further out
+        for t in LABEL_TS:
+            x, y = _bezier(curve, t)
+            for lx in (x + 4 + shift * w, x - 4 - w - shift * w):
+                box = (lx, y - LABEL_H / 2, w, LABEL_H)
+                if not any(overlaps(box, b, 2.0) for b in near) and not any(
+                    overlaps(box, b) for b in near_labels
+                ):
+                    return box
+    x, y = _bezier(curve, 0.5)
+    return (x + 4, y - LABEL_H / 2, w, LABEL_H)
+
+
+@dataclasses.dataclass(frozen=True)
+class EdgeLayout:
+    """One edge: its ends, byte label text, curve and label box."""
+
+    src: str
+    dst: str
+    text: str
+    curve: tuple[float, float, float, float, float]
+    """x1, y1, x2, y2, bend of the cubic curve."""
+    label: Box
 
 
 def _edges(
     plan: Plan,
     pos: dict[str, tuple[float, float]],
     size: dict[str, tuple[float, float]],
-) -> tuple[list[str], list[str]]:
-    """Edge paths (drawn under the boxes) and their byte labels (drawn over them)."""
-    paths: list[str] = []
-    labels: list[str] = []
+) -> list[EdgeLayout]:
+    """Every edge's curve and the box of its byte label (clear of the stage boxes)."""
+    boxes = [(*pos[n], *size[n]) for n in pos]
+    out: list[EdgeLayout] = []
     for src, dst, nbytes in edges(plan):
         (sx, sy), (sw, sh) = pos[src], size[src]
         (dx, dy), (dw, _) = pos[dst], size[dst]
         x1, y1, x2, y2 = sx + sw / 2, sy + sh, dx + dw / 2, dy - 2
-        bend = max((y2 - y1) / 2, 20)
-        label = fmt_bytes(nbytes)
-        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-        tip = f"<title>{html.escape(f'{src} -> {dst}: {label}')}</title>"
-        paths.append(
-            f'<g class="edge" data-src="{html.escape(src)}" data-dst="{html.escape(dst)}">'
-            f'{tip}<path d="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f}, {x2:.1f} '
-            f'{y2 - bend:.1f}, {x2:.1f} {y2:.1f}" fill="none" stroke="#777" '
-            'stroke-width="1.2" marker-end="url(#lazyarr-arrow)"/></g>'
-        )
-        labels.append(
-            f'<text class="edge-label" x="{mx + 4:.1f}" y="{my + 4:.1f}" font-size="9" '
-            'fill="#444" stroke="#fff" stroke-width="3" paint-order="stroke">'
-            f"{tip}{html.escape(label)}</text>"
-        )
-    return paths, labels
+        curve = (x1, y1, x2, y2, max((y2 - y1) / 2, 20))
+        text = fmt_bytes(nbytes)
+        label = place_label(curve, text, boxes, [e.label for e in out])
+        out.append(EdgeLayout(src, dst, text, curve, label))
+    return out
+
+
+def _edge_svg(e: EdgeLayout) -> tuple[str, str]:
+    """An edge's path (drawn under the boxes) and its label (drawn over them)."""
+    x1, y1, x2, y2, bend = e.curve
+    tip = f"<title>{html.escape(f'{e.src} -> {e.dst}: {e.text}')}</title>"
+    path = (
+        f'<g class="edge" data-src="{html.escape(e.src)}" data-dst="{html.escape(e.dst)}">'
+        f'{tip}<path d="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f}, {x2:.1f} '
+        f'{y2 - bend:.1f}, {x2:.1f} {y2:.1f}" fill="none" stroke="#777" '
+        'stroke-width="1.2" marker-end="url(#lazyarr-arrow)"/></g>'
+    )
+    lx, ly, _, lh = e.label
+    label = (
+        f'<text class="edge-label" x="{lx + 2:.1f}" y="{ly + lh - 2.5:.1f}" font-size="9" '
+        'fill="#444" stroke="#fff" stroke-width="3" paint-order="stroke">'
+        f"{tip}{html.escape(e.text)}</text>"
+    )
+    return path, label
 
 
 def _box(

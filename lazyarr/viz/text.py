@@ -89,7 +89,7 @@ def _stage(
 ) -> list[str]:
     kind = f"{f.kind}, fused {len(f.ops)} ops" if f.style == "fused" else f.kind
     out_mark = "  [output]" if f.output else ""
-    lines = [f"[{k}] {f.name}  ({kind}){out_mark}"]
+    lines = [f"[{k}] {f.title}  ({kind}){out_mark}"]
     lines.append(f"{INDENT}ops       {' -> '.join(f.ops)}")
     lines.append(f"{INDENT}grid      {f.grid} blocks of {f.chunksize}, shape {f.shape} {f.dtype}")
     reads = _reads(plan, f.name)
@@ -171,7 +171,7 @@ def explain_text(
     blocks = sum(f.nblocks for f in facts.values())
     lines = [
         f"lazyarr plan: {len(facts)} stages ({n_fused} fused), {blocks} blocks, "
-        f"outputs {', '.join(plan.outputs)}",
+        f"outputs {', '.join(facts[o].title for o in plan.outputs)}",
         f"executor: {executor or (measured.executor if measured else '-')}; "
         f"memory limit: {fmt_bytes(memory_limit) if memory_limit is not None else 'none'}",
     ]

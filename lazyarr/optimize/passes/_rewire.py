@@ -35,7 +35,7 @@ def _rebuilt(e: Expr, subst: dict[str, Expr]) -> Expr:
     inputs = [subst.get(i.key, i) for i in e.inputs]
     if all(a is b for a, b in zip(inputs, e.inputs)):
         return e
-    return Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
+    return Expr(e.op, inputs, e.shape, e.dtype, e.chunks, e.user_name)
 
 
 def reconcile(plan: Plan) -> Plan:

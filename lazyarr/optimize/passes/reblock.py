@@ -93,7 +93,7 @@ def _propagate(
     for name, s in plan.stages.items():
         e = s.expr
         if name in chunks:
-            new[name] = Expr(e.op, (), e.shape, e.dtype, chunks[name])
+            new[name] = Expr(e.op, (), e.shape, e.dtype, chunks[name], e.user_name)
             origin[name] = frozenset((name,))
             continue
         if not any(i in new for i in s.inputs):
@@ -103,7 +103,7 @@ def _propagate(
             return new, (name, src)
         inputs = tuple(new.get(i, x) for i, x in zip(s.inputs, e.inputs, strict=True))
         if all(a.chunks == b.chunks for a, b in zip(inputs, e.inputs)):
-            new[name] = Expr(e.op, inputs, e.shape, e.dtype, e.chunks)
+            new[name] = Expr(e.op, inputs, e.shape, e.dtype, e.chunks, e.user_name)
         elif follows_inputs(e):
             new[name] = rederive(e, inputs)
         else:

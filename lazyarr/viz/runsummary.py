@@ -1,0 +1,142 @@
+"""What the latest compute did, as text and as an HTML table (``la.last_run()``'s reprs).
+
+Executor, total seconds, blocks, peak bytes, one row per stage (its name,
+the name the user gave it where known, measured seconds, output bytes) and
+the plan's shape (stages, fused groups). Only formats what the run already
+recorded: the plan and the executor's statistics. Pure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from lazyarr.optimize.plan import Plan
+from lazyarr.viz.facts import fmt_bytes, fmt_seconds, plan_facts
+
+__all__ = ["RunRow", "RunSummary", "run_summary"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRow:
+    """One stage of the run."""
+
+    stage: str
+    label: str
+    """The user's name for the stage (``x.rename``, script variables), or ``""``."""
+    kind: str
+    ops: int
+    blocks: int
+    seconds: float | None
+    out_bytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSummary:
+    """The numbers both reprs show."""
+
+    executor: str
+    seconds: float | None
+    blocks: int | None
+    peak_bytes: int | None
+    stages: int
+    fused: int
+    rows: tuple[RunRow, ...]
+
+    def text(self) -> str:
+        """A plain-text report: a header line, the plan's shape, one line per stage."""
+        head = [
+            f"lazyarr last run on {self.executor}: {fmt_seconds(self.seconds)}, "
+            f"{_count(self.blocks)} blocks, peak {fmt_bytes(self.peak_bytes)}",
+            f"plan: {self.stages} stages, {self.fused} fused",
+        ]
+        if not self.rows:
+            return "\n".join(head)
+        names = [_name(r) for r in self.rows]
+        width = max(len("stage"), *(len(n) for n in names))
+        lines = [f"  {'stage':<{width}}  {'seconds':>9}  {'blocks':>7}  {'bytes':>9}"]
+        for r, name in zip(self.rows, names):
+            lines.append(
+                f"  {name:<{width}}  {fmt_seconds(r.seconds):>9}  {r.blocks:>7}  "
+                f"{fmt_bytes(r.out_bytes):>9}"
+            )
+        return "\n".join(head + lines)
+
+    def html(self) -> str:
+        """An HTML fragment: the same facts as :meth:`text`, every value escaped."""
+        e = html.escape
+        head = (
+            f"<p><b>lazyarr last run</b> on <code>{e(self.executor)}</code>: "
+            f"{e(fmt_seconds(self.seconds))}, {e(_count(self.blocks))} blocks, "
+            f"peak {e(fmt_bytes(self.peak_bytes))}; plan: {self.stages} stages, "
+            f"{self.fused} fused</p>"
+        )
+        cells = "".join(
+            "<tr>"
+            f"<td style='text-align:left'><code>{e(_name(r))}</code></td>"
+            f"<td style='text-align:left'>{e(r.kind)}{e(_ops(r))}</td>"
+            f"<td>{e(fmt_seconds(r.seconds))}</td><td>{r.blocks}</td>"
+            f"<td>{e(fmt_bytes(r.out_bytes))}</td>"
+            "</tr>"
+            for r in self.rows
+        )
+        table = (
+            "<table><thead><tr><th style='text-align:left'>stage</th>"
+            "<th style='text-align:left'>kind</th><th>seconds</th><th>blocks</th>"
+            f"<th>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
+        )
+        return f'<div class="lazyarr-last-run">{head}{table}</div>'
+
+
+def _count(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _name(r: RunRow) -> str:
+    return f"{r.label} ({r.stage})" if r.label else r.stage
+
+
+def _ops(r: RunRow) -> str:
+    return f", fused {r.ops} ops" if r.ops > 1 else ""
+
+
+def _get(stats: Any, key: str) -> Any:
+    if stats is None:
+        return None
+    if isinstance(stats, Mapping):
+        return stats.get(key)
+    return getattr(stats, key, None)
+
+
+def run_summary(plan: Plan, executor: str, stats: Any = None) -> RunSummary:
+    """The summary of a run of ``plan`` on ``executor`` with the executor's ``RunStats``.
+
+    ``stats`` may be None (an executor that measures nothing): seconds are then unknown.
+    """
+    facts = plan_facts(plan)
+    stage_seconds = dict(_get(stats, "stage_seconds") or {})
+    rows = tuple(
+        RunRow(
+            stage=n,
+            label=plan.labels.get(n, ""),
+            kind=f.kind,
+            ops=len(f.ops),
+            blocks=f.nblocks,
+            seconds=stage_seconds.get(n),
+            out_bytes=f.out_bytes,
+        )
+        for n, f in facts.items()
+    )
+    blocks = _get(stats, "blocks")
+    peak = _get(stats, "peak_bytes")
+    return RunSummary(
+        executor=executor,
+        seconds=_get(stats, "seconds"),
+        blocks=int(blocks) if blocks else plan.total_blocks,
+        peak_bytes=int(peak) if peak else None,
+        stages=len(facts),
+        fused=sum(f.style == "fused" for f in facts.values()),
+        rows=rows,
+    )

@@ -1,0 +1,47 @@
+"""``la.last_run()`` reads as a report: text repr and notebook HTML (``viz/runsummary.py``)."""
+
+from __future__ import annotations
+
+import lazyarr as la
+from lazyarr.optimize.plan import Plan
+from lazyarr.viz.runsummary import run_summary
+
+
+def test_last_run_repr_names_the_executor_stages_and_totals():
+    x = la.random.random((400, 8), chunks=(100, 8), seed=0, name="x")
+    z = la.sqrt((x**2).sum(axis=1)).rename("z")
+    z.compute(executor="numpy")
+    run = la.last_run()
+    text = repr(run)
+    assert text.startswith("lazyarr last run on numpy: ")
+    assert "blocks" in text and "peak" in text
+    assert f"plan: {len(run.plan.stages)} stages" in text
+    for name in run.plan.stages:
+        assert name in text  # one row per stage
+    assert "z (" in text  # the user's name beside the stage name
+    assert "seconds" in text and "bytes" in text
+
+
+def test_last_run_html_is_a_table_with_escaped_values():
+    x = la.ones((10,), chunks=5).rename("<b>x</b>")
+    (x + 1).compute(executor="numpy")
+    out = la.last_run()._repr_html_()
+    assert out.startswith('<div class="lazyarr-last-run">') and "<table>" in out
+    assert "numpy" in out and "&lt;b&gt;x&lt;/b&gt;" in out and "<b>x</b>" not in out
+    assert out.count("<tr>") == 1 + len(la.last_run().plan.stages)
+
+
+def test_summary_of_a_run_that_measured_nothing(plan: Plan):
+    s = run_summary(plan, "raise", None)
+    assert s.seconds is None and s.blocks == plan.total_blocks
+    assert "lazyarr last run on raise: -" in s.text()
+    assert s.stages == len(plan.stages) and s.fused == sum(x.fused for x in plan.stages.values())
+
+
+def test_summary_reads_the_executors_stats(plan: Plan):
+    name = next(iter(plan.stages))
+    stats = {"seconds": 1.5, "stage_seconds": {name: 0.25}, "blocks": 7, "peak_bytes": 2_000_000}
+    s = run_summary(plan, "numba", stats)
+    text = s.text()
+    assert "1.50 s" in text and "7 blocks" in text and "peak 2.0 MB" in text
+    assert "250.0 ms" in text
