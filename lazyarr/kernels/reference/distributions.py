@@ -74,7 +74,8 @@ def _normal(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
 def _lognormal(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
     mean, sigma = args
     z = box_muller(words[..., 0], words[..., 1])
-    return np.exp(mean + sigma * z).astype(dtype, copy=False)
+    with np.errstate(over="ignore"):  # inf, as NumPy gives, for huge mean or sigma
+        return np.exp(mean + sigma * z).astype(dtype, copy=False)
 
 
 def _standard_exponential(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
