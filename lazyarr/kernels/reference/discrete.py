@@ -13,7 +13,8 @@
   the sub-stream.
 * the searches stop where the CDF stops growing in float64 (so a uniform
   above the rounded CDF's top, probability about ``2**-52``, gets the last
-  count reached); ``ln k!`` is NumPy's ``random_loggam`` Stirling series.
+  count reached); ``ln k!`` is a table below 1024 and NumPy's ``random_loggam`` Stirling
+  series above.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 from lazyarr.kernels.reference.bits import unit
 from lazyarr.kernels.reference.substream import PER, flat_param, rejection
 
-__all__ = ["binomial", "loggam", "poisson"]
+__all__ = ["binomial", "log_factorial", "poisson"]
 
 POISSON_INVERSION_MAX = 10.0
 BINOMIAL_INVERSION_MAX = 10.0
@@ -45,19 +46,24 @@ _STIRLING = (
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def loggam(x: np.ndarray) -> np.ndarray:
-    """``ln Gamma(x)`` for ``x >= 1`` (NumPy's ``random_loggam``: shifted above 7, Stirling)."""
-    x = np.asarray(x, dtype=np.float64)
-    n = np.where(x < 7.0, np.floor(7.0 - x), 0.0)
-    x0 = x + n
-    x2 = 1.0 / (x0 * x0)
-    series = np.full_like(x0, _STIRLING[9])
-    for c in _STIRLING[8::-1]:
-        series = series * x2 + c
-    out = series / x0 + _HALF_LOG_2PI + (x0 - 0.5) * np.log(x0) - x0
-    for i in range(7):
-        out = np.where(n > i, out - np.log(x + i), out)
-    return np.where((x == 1.0) | (x == 2.0), 0.0, out)
+_TABLE = np.array([math.lgamma(k + 1.0) for k in range(1024)])
+
+
+def log_factorial(k: np.ndarray) -> np.ndarray:
+    """``ln k!`` for whole numbers ``k >= 0`` (float64): a table below 1024, else the
+    Stirling series of NumPy's ``random_loggam`` (exact to rounding there)."""
+    k = np.asarray(k, dtype=np.float64)
+    small = k < _TABLE.size
+    out = _TABLE[np.where(small, k, 0.0).astype(np.intp)]
+    if not small.all():
+        x = np.where(small, float(_TABLE.size), k + 1.0)
+        x2 = 1.0 / (x * x)
+        series = np.full_like(x, _STIRLING[9])
+        for c in _STIRLING[8::-1]:
+            series = series * x2 + c
+        big = series / x + _HALF_LOG_2PI + (x - 0.5) * np.log(x) - x
+        out = np.where(small, out, big)
+    return out
 
 
 def _search(u: np.ndarray, first: np.ndarray, ratio, limit: np.ndarray) -> np.ndarray:
@@ -77,23 +83,30 @@ def _search(u: np.ndarray, first: np.ndarray, ratio, limit: np.ndarray) -> np.nd
     return k
 
 
+def _pick(x: object, idx: np.ndarray) -> object:
+    return x if np.ndim(x) == 0 else x[idx]
+
+
 def _ptrs(w: np.ndarray, params: tuple) -> tuple[np.ndarray, np.ndarray]:
     (lam,) = params
-    slam, loglam = np.sqrt(lam), np.log(lam)
-    b = 0.931 + 2.53 * slam
+    b = 0.931 + 2.53 * np.sqrt(lam)
     a = -0.059 + 0.02483 * b
-    invalpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2.0)
     u = unit(w[:, 0]) - 0.5
     v = unit(w[:, 1])
     us = 0.5 - np.abs(u)
     k = np.floor((2.0 * a / us + b) * u + lam + 0.43)
-    fast = (us >= 0.07) & (v <= vr)
     bad = ~np.isfinite(k) | (k < 0) | ((us < 0.013) & (v > us))
-    slow = np.log(v) + np.log(invalpha) - np.log(a / (us * us) + b) <= (
-        -lam + k * loglam - loggam(np.where(bad, 0.0, k) + 1.0)
-    )
-    return (fast & ~bad) | (~bad & slow), k
+    ok = (us >= 0.07) & (v <= vr) & ~bad
+    # the exact test, only where the squeeze neither accepted nor rejected
+    slow = np.flatnonzero(~ok & ~bad)
+    if slow.size:
+        lam_s, b_s, a_s = _pick(lam, slow), _pick(b, slow), _pick(a, slow)
+        us_s, k_s = us[slow], k[slow]
+        invalpha = 1.1239 + 1.1328 / (b_s - 3.4)
+        lhs = np.log(v[slow]) + np.log(invalpha) - np.log(a_s / (us_s * us_s) + b_s)
+        ok[slow] = lhs <= -lam_s + k_s * np.log(lam_s) - log_factorial(k_s)
+    return ok, k
 
 
 def poisson(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
@@ -117,26 +130,33 @@ def poisson(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
 
 def _btrs(w: np.ndarray, params: tuple) -> tuple[np.ndarray, np.ndarray]:
     n, q = params
-    r = q / (1.0 - q)
     spq = np.sqrt(n * q * (1.0 - q))
     b = 1.15 + 2.53 * spq
     a = -0.0873 + 0.0248 * b + 0.01 * q
-    c = n * q + 0.5
     vr = 0.92 - 4.2 / b
-    alpha = (2.83 + 5.1 / b) * spq
-    m = np.floor((n + 1.0) * q)
-    h = loggam(m + 1.0) + loggam(n - m + 1.0)
     u = unit(w[:, 0]) - 0.5
     v = unit(w[:, 1])
     us = 0.5 - np.abs(u)
-    k = np.floor((2.0 * a / us + b) * u + c)
+    k = np.floor((2.0 * a / us + b) * u + n * q + 0.5)
     bad = ~np.isfinite(k) | (k < 0) | (k > n)
-    fast = (us >= 0.07) & (v <= vr)
-    ks = np.where(bad, 0.0, k)
-    slow = np.log(v * alpha / (a / (us * us) + b)) <= (
-        h - loggam(ks + 1.0) - loggam(n - ks + 1.0) + (ks - m) * np.log(r)
-    )
-    return ~bad & (fast | slow), k
+    ok = (us >= 0.07) & (v <= vr) & ~bad
+    # the exact test, only where the squeeze neither accepted nor rejected
+    slow = np.flatnonzero(~ok & ~bad)
+    if slow.size:
+        n_s, q_s, a_s, b_s = _pick(n, slow), _pick(q, slow), _pick(a, slow), _pick(b, slow)
+        us_s, k_s = us[slow], k[slow]
+        alpha = (2.83 + 5.1 / b_s) * _pick(spq, slow)
+        m = np.floor((n_s + 1.0) * q_s)
+        h = log_factorial(m) + log_factorial(n_s - m)
+        lhs = np.log(v[slow] * alpha / (a_s / (us_s * us_s) + b_s))
+        rhs = (
+            h
+            - log_factorial(k_s)
+            - log_factorial(n_s - k_s)
+            + (k_s - m) * np.log(q_s / (1.0 - q_s))
+        )
+        ok[slow] = lhs <= rhs
+    return ok, k
 
 
 def binomial(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
