@@ -385,3 +385,63 @@ def test_default_rng_has_numpys_methods_and_repeats_with_the_seed():
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x.compute(), y.compute())
     assert not np.array_equal(a[0].compute(), g.gamma(2.0, 1.0, 50).compute())
+
+
+# -- how the words are used ------------------------------------------------------------
+
+
+def test_retries_read_numpys_philox_keyed_by_the_elements_own_words():
+    from lazyarr.kernels.reference import philox
+
+    words = np.random.Philox(key=[7, 9]).random_raw(30).reshape(5, 6)
+    keys = words[:, 4:].T
+    for j in (0, 1, 5):
+        got = philox.counter_words(keys, np.full(5, j, dtype=np.uint64))
+        for i in range(5):
+            want = np.random.Philox(key=words[i, 4:], counter=j).random_raw(4)
+            np.testing.assert_array_equal(got[i], want)
+
+
+def test_a_slice_draws_the_values_of_the_whole_array():
+    # pushdown makes the Random source draw only the sliced elements
+    for make in (
+        lambda: la.random.gamma(0.8, 1.0, (50, 40), chunks=(9, 13), seed=6),
+        lambda: la.random.poisson(30.0, (50, 40), chunks=(9, 13), seed=6),
+        lambda: la.random.beta(2.0, 0.5, (50, 40), chunks=(9, 13), seed=6),
+        lambda: la.random.poisson(np.arange(40.0), (50, 40), chunks=(9, 13), seed=6),
+    ):
+        whole = make().compute()
+        np.testing.assert_array_equal(make()[3:40:3, ::7].compute(), whole[3:40:3, ::7])
+        np.testing.assert_array_equal(make()[::-5, 2].compute(), whole[::-5, 2])
+
+
+def test_plans_of_the_new_ops_survive_json():
+    from lazyarr.graph.serialize import exprs_from_json, exprs_to_json
+
+    xs = [
+        la.random.poisson(np.arange(3.0), (4, 3), seed=1),
+        la.random.binomial(la.arange(3), 0.5, seed=2),
+        la.random.permutation(5, seed=3),
+        la.random.choice(4, 3, replace=False, p=[0.1, 0.2, 0.3, 0.4], seed=4),
+    ]
+    table, roots = exprs_to_json([x._expr for x in xs])
+    back = exprs_from_json(table)
+    assert [back[r].key for r in roots] == [x._expr.key for x in xs]
+
+
+def test_writing_the_expressions_computes_nothing():
+    with la.config.set(executor="raise"):
+        lam = la.arange(6.0)
+        g = la.random.default_rng(3)
+        xs = [
+            g.poisson(lam),
+            g.gamma(lam + 1, 2.0, (4, 6)),
+            g.normal(lam, la.ones(6)),
+            g.choice(lam, 3),
+            g.choice(lam, 3, replace=False),
+            g.permutation(lam.reshape(2, 3), axis=1),
+            g.permuted(lam.reshape(2, 3), axis=0),
+            g.shuffle(lam),
+            g.multivariate_normal(np.zeros(2), np.eye(2), 5),
+        ]
+    assert all(isinstance(x, la.LazyArray) for x in xs)
