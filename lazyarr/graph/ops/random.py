@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.token import HOLE, Hole
@@ -52,7 +54,7 @@ def fill_params(template: tuple, arrays: tuple) -> tuple:
 
 
 def random_map(
-    dist: str, seed: int, params: tuple, shape: tuple[int, ...], dtype, chunks: Chunks
+    dist: str, seed: int, params: tuple, shape: tuple[int, ...], dtype: np.dtype, chunks: Chunks
 ) -> Expr:
     """Draws of ``dist`` over ``shape``; ``params`` mixes scalars and Exprs that broadcast to it."""
     inputs = tuple(p for p in params if isinstance(p, Expr))

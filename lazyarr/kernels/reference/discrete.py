@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -66,7 +67,12 @@ def log_factorial(k: np.ndarray) -> np.ndarray:
     return out
 
 
-def _search(u: np.ndarray, first: np.ndarray, ratio, limit: np.ndarray) -> np.ndarray:
+def _search(
+    u: np.ndarray,
+    first: np.ndarray,
+    ratio: Callable[[int, np.ndarray], np.ndarray],
+    limit: np.ndarray,
+) -> np.ndarray:
     """The least ``k`` with ``u < P(0) + ... + P(k)``, stepping ``P(k) = P(k-1) * ratio(k, idx)``
     from ``P(0) = first``; it stops at ``limit`` or where ``P(k)`` underflows to 0."""
     k = np.zeros(u.shape, dtype=np.float64)
@@ -110,6 +116,7 @@ def _ptrs(w: np.ndarray, params: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def poisson(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    """Poisson counts of mean ``args[0]`` (a scalar or one per element)."""
     (lam,) = args
     lead = words.shape[:-1]
     flat = words.reshape(-1, PER)
@@ -160,6 +167,7 @@ def _btrs(w: np.ndarray, params: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def binomial(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    """Binomial counts of ``(n, p)`` (scalars or one per element)."""
     n, p = args
     lead = words.shape[:-1]
     flat = words.reshape(-1, PER)

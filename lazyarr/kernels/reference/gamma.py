@@ -49,16 +49,19 @@ def log_gamma(words: np.ndarray, a: object) -> np.ndarray:
 
 
 def standard_gamma(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    """Gamma values of shape ``args[0]`` and scale 1."""
     (a,) = args
     return np.exp(log_gamma(words, a)).astype(dtype, copy=False)
 
 
 def gamma(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    """Gamma values of ``(shape, scale)``."""
     a, scale = args
     return (np.exp(log_gamma(words, a)) * scale).astype(dtype, copy=False)
 
 
 def beta(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    """Beta values of ``(a, b)`` from ``2 * PER`` words per element."""
     a, b = args
     lx = log_gamma(words[..., :PER], a)
     ly = log_gamma(words[..., PER:], b)

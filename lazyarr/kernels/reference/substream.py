@@ -63,15 +63,14 @@ def rejection(words: np.ndarray, params: tuple, propose: Propose) -> np.ndarray:
         ok, values = propose(flat[:, :ATTEMPT], ps)
         out = np.array(values, dtype=np.float64)
         pending = np.flatnonzero(~ok)
-        for j in range(MAX_ROUNDS):
-            if not pending.size:
-                break
+        j = 0
+        while pending.size:
+            if j == MAX_ROUNDS:  # pragma: no cover  (each round accepts more than half)
+                raise RuntimeError("rejection sampling did not converge")
             keys = flat[pending, ATTEMPT:].T
             w = counter_words(keys, np.full(pending.size, j, dtype=np.uint64))
             ok, values = propose(w, _take(ps, pending))
             out[pending[ok]] = values[ok]
             pending = pending[~ok]
-        else:
-            if pending.size:
-                raise RuntimeError("rejection sampling did not converge")  # pragma: no cover
+            j += 1
     return out.reshape(lead)
