@@ -157,7 +157,9 @@ def choice(
     """A random sample from ``a`` (an array, or ``range(a)`` for an int), NumPy's arguments.
 
     Without replacement the sample is always in random order (``shuffle``
-    is accepted and has no effect). ``p`` must be a NumPy array or list.
+    is accepted and has no effect) and comes from a whole-array sort, so
+    ``chunks`` shapes only samples with replacement. A lazy ``p``, or a
+    lazy 0-d ``a``, is computed first: their values choose the method.
     """
     shape = shape_of(size, "choice")
     k = math.prod(shape)
@@ -201,8 +203,8 @@ def multivariate_normal(
     chunks: Any = "auto",
     seed: Any = None,
 ) -> LazyArray:
-    """Samples of the multivariate normal of ``mean`` and ``cov`` (NumPy arrays), shape
-    ``size + (len(mean),)``: ``mean + z @ A`` for NumPy's factor ``A`` of ``cov``."""
+    """Samples of the multivariate normal of ``mean`` and ``cov``, shape ``size + (len(mean),)``:
+    ``mean + z @ A`` for NumPy's factor ``A`` of ``cov`` (lazy ``mean``/``cov`` are computed)."""
     mean = np.asarray(mean.compute() if isinstance(mean, LazyArray) else mean, dtype=np.float64)
     cov = np.asarray(cov.compute() if isinstance(cov, LazyArray) else cov, dtype=np.float64)
     # NumPy's checks: shapes, check_valid, method, and its warning or error for a bad cov
