@@ -1,4 +1,5 @@
-"""NumPy kernels of source ops: user arrays, persisted blocks, closed forms, random values."""
+"""NumPy kernels of source ops (user arrays, persisted blocks, closed forms, random values)
+and of random draws with array parameters."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Arange, Eye, FromArray, FromBlocks, FromReader, Full, Linspace, Random
 from lazyarr.graph.ops.creation import Windowed
+from lazyarr.graph.ops.random import RandomMap, fill_params
 from lazyarr.graph.window import AxisRun, forward
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.kernels.reference import philox
@@ -147,3 +149,15 @@ def random(op: Random, expr: Expr, out: Region) -> np.ndarray:
     if flip:
         values = np.flip(values, flip)
     return values.reshape(_shape(out))
+
+
+@register(RandomMap)
+def random_map(op: RandomMap, expr: Expr, out: Region, *params: np.ndarray) -> np.ndarray:
+    # the words of this block's own elements, as the Random source draws them,
+    # and the block's region of each (broadcast) parameter
+    per, convert = distribution(op.dist)
+    shape = _shape(out)
+    words = philox.region_words(philox.key(op.seed), philox.runs(expr.shape, out), per)
+    args = tuple(np.broadcast_to(p, shape) for p in params)
+    values = convert(words.reshape(*shape, per), fill_params(op.template, args), expr.dtype)
+    return np.asarray(values, dtype=expr.dtype).reshape(shape)

@@ -1,9 +1,13 @@
-"""Random values from Philox words: each element from its own fixed words, no rejection.
+"""Random values from Philox words: each element from its own fixed words.
 
 A distribution is ``(per, convert)``: every element owns ``per`` 64-bit
 words (see ``philox.py``) and ``convert(words, args, dtype)`` turns words of
-shape ``(..., per)`` into values of shape ``(...)``. Nothing consumes a
-variable number of words, so any element can be drawn alone.
+shape ``(..., per)`` into values of shape ``(...)``; ``args`` are scalars,
+or arrays that broadcast to ``(...)`` (array parameters). No element reads
+another's words, so any element can be drawn alone. The samplers that
+reject (gamma, beta, large-mean poisson and binomial) retry on a sub-stream
+keyed by two of the element's own words (``substream.py``; algorithms in
+``gamma.py`` and ``discrete.py``).
 
 * ``random``: float64 ``(u >> 11) * 2**-53`` (53 bits, in [0, 1)); float32
   ``(u >> 40) * 2**-24`` (24 bits, in [0, 1)).
@@ -17,6 +21,9 @@ variable number of words, so any element can be drawn alone.
   this is exactly normal up to the 53-bit grid of ``u1, u2``, with
   ``|z| <= sqrt(106 ln 2) ~ 8.57``. ``normal`` is ``loc + scale * z``.
   Computed in float64, then cast.
+* ``exponential(scale)``: ``-scale * ln u`` with ``u`` in (0, 1] (inversion;
+  ``standard_exponential`` is scale 1). ``lognormal(mean, sigma)``:
+  ``exp(mean + sigma * z)`` for the normal ``z`` above.
 * ``integers(low, high, endpoint)``: ``low + floor(u * r / 2**64)`` with
   ``r = high - low (+ 1 with endpoint)``, the multiply-high done exactly
   with 32-bit halves in uint64 arithmetic; ``r = 2**64`` (the full int64 or
@@ -27,74 +34,57 @@ variable number of words, so any element can be drawn alone.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
+from lazyarr.kernels.reference import discrete, gamma
+from lazyarr.kernels.reference.bits import box_muller, mulhi, unit, unit_open
+from lazyarr.kernels.reference.substream import PER
+
 __all__ = ["DISTRIBUTIONS", "Distribution", "distribution", "mulhi"]
 
 Convert = Callable[[np.ndarray, tuple, np.dtype], np.ndarray]
 
-_M32 = np.uint64(0xFFFFFFFF)
-_S11 = np.uint64(11)
-_S32 = np.uint64(32)
 _S40 = np.uint64(40)
-
-
-def _unit(w: np.ndarray) -> np.ndarray:
-    # float64 in [0, 1) on the 2**-53 grid (exact: 53-bit integers convert exactly)
-    return (w >> _S11) * 2.0**-53
 
 
 def _random(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
     w = words[..., 0]
     if dtype == np.float32:
         return (w >> _S40).astype(np.float32) * np.float32(2.0**-24)
-    return _unit(w)
+    return unit(w)
 
 
 def _uniform(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
     low, high = args
-    return (low + (high - low) * _unit(words[..., 0])).astype(dtype, copy=False)
-
-
-def _standard_normal_f64(words: np.ndarray) -> np.ndarray:
-    # u1 in (0, 1] keeps the log finite; every transcendental step sees a
-    # fresh contiguous array, so NumPy takes the same loop whatever the block
-    u1 = ((words[..., 0] >> _S11) + np.uint64(1)) * 2.0**-53
-    phi = (_unit(words[..., 1]) - 0.5) * math.pi
-    r = np.log(u1)
-    r *= -2.0
-    np.sqrt(r, out=r)
-    np.sin(phi, out=phi)
-    r *= phi
-    return r
+    return (low + (high - low) * unit(words[..., 0])).astype(dtype, copy=False)
 
 
 def _standard_normal(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
-    return _standard_normal_f64(words).astype(dtype, copy=False)
+    return box_muller(words[..., 0], words[..., 1]).astype(dtype, copy=False)
 
 
 def _normal(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
     loc, scale = args
-    return (loc + scale * _standard_normal_f64(words)).astype(dtype, copy=False)
+    return (loc + scale * box_muller(words[..., 0], words[..., 1])).astype(dtype, copy=False)
 
 
-def mulhi(u: np.ndarray, r: int) -> np.ndarray:
-    """``floor(u * r / 2**64)`` for uint64 ``u`` and ``1 <= r <= 2**64``, exactly."""
-    if r == 1 << 64:
-        return u.copy()
-    uh, ul = u >> _S32, u & _M32
-    if r <= 1 << 32:
-        # uh * r + (ul * r >> 32) < 2**64: no carry is lost
-        rr = np.uint64(r)
-        return (uh * rr + ((ul * rr) >> _S32)) >> _S32
-    rh, rl = np.uint64(r >> 32), np.uint64(r & 0xFFFFFFFF)
-    hh, hl, lh = uh * rh, uh * rl, ul * rh
-    mid = ((ul * rl) >> _S32) + (hl & _M32) + (lh & _M32)  # < 3 * 2**32
-    return hh + (hl >> _S32) + (lh >> _S32) + (mid >> _S32)
+def _lognormal(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    mean, sigma = args
+    z = box_muller(words[..., 0], words[..., 1])
+    with np.errstate(over="ignore"):  # inf, as NumPy gives, for huge mean or sigma
+        return np.exp(mean + sigma * z).astype(dtype, copy=False)
+
+
+def _standard_exponential(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    return (-np.log(unit_open(words[..., 0]))).astype(dtype, copy=False)
+
+
+def _exponential(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
+    (scale,) = args
+    return (-np.log(unit_open(words[..., 0])) * scale).astype(dtype, copy=False)
 
 
 def _integers(words: np.ndarray, args: tuple, dtype: np.dtype) -> np.ndarray:
@@ -121,6 +111,14 @@ DISTRIBUTIONS: dict[str, Distribution] = {
     "standard_normal": Distribution(2, _standard_normal),
     "normal": Distribution(2, _normal),
     "integers": Distribution(1, _integers),
+    "exponential": Distribution(1, _exponential),
+    "standard_exponential": Distribution(1, _standard_exponential),
+    "lognormal": Distribution(2, _lognormal),
+    "gamma": Distribution(PER, gamma.gamma),
+    "standard_gamma": Distribution(PER, gamma.standard_gamma),
+    "beta": Distribution(2 * PER, gamma.beta),
+    "poisson": Distribution(PER, discrete.poisson),
+    "binomial": Distribution(PER, discrete.binomial),
 }
 
 

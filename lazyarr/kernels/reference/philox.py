@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarr.graph.expr import Region
-from lazyarr.kernels.reference.distributions import mulhi
+from lazyarr.kernels.reference.bits import mulhi
 
 __all__ = ["WORD_GAP", "Runs", "key", "region_words", "runs", "stream"]
 
@@ -197,12 +197,13 @@ _W0, _W1 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBB67AE8584CAA73B)
 def counter_words(k: np.ndarray, counters: np.ndarray) -> np.ndarray:
     """The four words of each Philox4x64-10 counter value (what a generator at counter
     ``c`` puts out first, NumPy stepping it before computing), for many counters at once:
-    shape ``(n, 4)``. ``tests/kernels/test_philox.py`` pins it to NumPy's ``Philox``."""
+    shape ``(n, 4)``. ``tests/kernels/test_philox.py`` pins it to NumPy's ``Philox``.
+    ``k`` is one key (two words) or one key per counter (shape ``(2, n)``)."""
     c0 = counters.astype(np.uint64) + np.uint64(1)
     c1 = (c0 == 0).astype(np.uint64)  # the carry of counter 2**64 - 1
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
-    k0, k1 = np.uint64(k[0]), np.uint64(k[1])
+    k0, k1 = np.asarray(k[0], np.uint64), np.asarray(k[1], np.uint64)
     with np.errstate(over="ignore"):
         for _ in range(10):
             hi0, lo0 = mulhi(c0, _M0), c0 * np.uint64(_M0)

@@ -1,0 +1,277 @@
+"""Distributions drawn element by element: each value from the words at its own flat index.
+
+NumPy's signatures (``size`` after the parameters), plus keyword-only
+``chunks`` and ``seed``; the parameters of every distribution except
+``integers`` may be arrays, NumPy or lazy, broadcast as NumPy does.
+The algorithms are in ``lazyarr/kernels/reference/distributions.py``,
+``gamma.py`` and ``discrete.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from lazyarr._array import LazyArray
+from lazyarr.random._core import draw, float_dtype, make, shape_of
+
+__all__ = [
+    "beta",
+    "binomial",
+    "exponential",
+    "gamma",
+    "integers",
+    "lognormal",
+    "normal",
+    "poisson",
+    "random",
+    "standard_exponential",
+    "standard_gamma",
+    "standard_normal",
+    "uniform",
+]
+
+_RNG = np.random.default_rng(0)  # NumPy's argument checks (its draws are thrown away)
+
+
+def _random(
+    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Uniform floats in ``[0, 1)``."""
+    return make("random", size, float_dtype(dtype, "random"), chunks, seed)
+
+
+def _standard_normal(
+    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Samples of the standard normal distribution."""
+    return make("standard_normal", size, float_dtype(dtype, "standard_normal"), chunks, seed)
+
+
+def _normal(
+    loc: Any = 0.0,
+    scale: Any = 1.0,
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """Normal samples with mean ``loc`` and deviation ``scale`` (arrays allowed)."""
+    return draw(
+        "normal",
+        (loc, scale),
+        size,
+        float_dtype(dtype, "normal"),
+        chunks,
+        seed,
+        _RNG.normal,
+        (0.0, 1.0),
+    )
+
+
+def _uniform(
+    low: Any = 0.0,
+    high: Any = 1.0,
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """Uniform floats in ``[low, high)`` (arrays allowed)."""
+    # NumPy's checks of the bounds (high < low, an infinite or NaN range)
+    return draw(
+        "uniform",
+        (low, high),
+        size,
+        float_dtype(dtype, "uniform"),
+        chunks,
+        seed,
+        _RNG.uniform,
+        (0.0, 1.0),
+    )
+
+
+def _integers(
+    low: int,
+    high: int | None = None,
+    size: Any = None,
+    *,
+    dtype: Any = np.int64,
+    endpoint: bool = False,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """Random integers in ``[low, high)`` (``[low, high]`` with ``endpoint``); scalar bounds."""
+    if high is None:
+        low, high = 0, low
+    if np.ndim(low) or np.ndim(high) or isinstance(low, LazyArray) or isinstance(high, LazyArray):
+        raise NotImplementedError("la.random.integers: array bounds are not supported yet")
+    dtype = np.dtype(dtype)
+    shape = shape_of(size, "integers")
+    # NumPy's own checks of the bounds for this dtype, raised now (NumPy skips
+    # them when nothing is drawn, so probe with one draw unless the size is 0)
+    probe = 0 if 0 in shape else 1
+    _RNG.integers(low, high, size=probe, dtype=dtype, endpoint=endpoint)
+    return make("integers", shape, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
+
+
+def _exponential(
+    scale: Any = 1.0, size: Any = None, *, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Exponential samples with mean ``scale`` (inversion of one uniform)."""
+    return draw("exponential", (scale,), size, np.float64, chunks, seed, _RNG.exponential, (1.0,))
+
+
+def _standard_exponential(
+    size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Exponential samples with mean 1."""
+    dtype = float_dtype(dtype, "standard_exponential")
+    return make("standard_exponential", size, dtype, chunks, seed)
+
+
+def _lognormal(
+    mean: Any = 0.0,
+    sigma: Any = 1.0,
+    size: Any = None,
+    *,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """``exp`` of normal samples with mean ``mean`` and deviation ``sigma``."""
+    return draw(
+        "lognormal", (mean, sigma), size, np.float64, chunks, seed, _RNG.lognormal, (0.0, 1.0)
+    )
+
+
+def _gamma(
+    shape: Any,
+    scale: Any = 1.0,
+    size: Any = None,
+    *,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """Gamma samples of ``shape`` (k) and ``scale`` (theta): Marsaglia-Tsang."""
+    return draw("gamma", (shape, scale), size, np.float64, chunks, seed, _RNG.gamma, (1.0, 1.0))
+
+
+def _standard_gamma(
+    shape: Any,
+    size: Any = None,
+    *,
+    dtype: Any = np.float64,
+    chunks: Any = "auto",
+    seed: Any = None,
+) -> LazyArray:
+    """Gamma samples of ``shape`` and scale 1."""
+    dtype = float_dtype(dtype, "standard_gamma")
+    return draw("standard_gamma", (shape,), size, dtype, chunks, seed, _RNG.standard_gamma, (1.0,))
+
+
+def _beta(a: Any, b: Any, size: Any = None, *, chunks: Any = "auto", seed: Any = None) -> LazyArray:
+    """Beta samples: ``X / (X + Y)`` of gamma samples ``X ~ Gamma(a)``, ``Y ~ Gamma(b)``."""
+    return draw("beta", (a, b), size, np.float64, chunks, seed, _RNG.beta, (1.0, 1.0))
+
+
+def _poisson(
+    lam: Any = 1.0, size: Any = None, *, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Poisson counts (int64) with mean ``lam``: inversion below 10, PTRS above."""
+    return draw("poisson", (lam,), size, np.int64, chunks, seed, _RNG.poisson, (1.0,))
+
+
+def _binomial(
+    n: Any, p: Any, size: Any = None, *, chunks: Any = "auto", seed: Any = None
+) -> LazyArray:
+    """Binomial counts (int64) of ``n`` trials with success probability ``p``: inversion or BTRS."""
+    return draw(
+        "binomial",
+        (n, p),
+        size,
+        np.int64,
+        chunks,
+        seed,
+        _RNG.binomial,
+        (1, 0.5),
+        convert=_number,
+    )
+
+
+def _number(p: Any) -> Any:
+    """An int stays an int (``n`` of binomial), anything else is a float."""
+    return int(p) if isinstance(p, (int, np.integer)) else float(p)
+
+
+def _named(x: LazyArray, name: str | None) -> LazyArray:
+    """``x`` under the user's ``name`` (as ``x.rename(name)``), for plan pictures."""
+    return x if name is None else x.rename(name)
+
+
+@functools.wraps(_random)
+def random(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_random(*args, **kwargs), name)
+
+
+@functools.wraps(_standard_normal)
+def standard_normal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_standard_normal(*args, **kwargs), name)
+
+
+@functools.wraps(_normal)
+def normal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_normal(*args, **kwargs), name)
+
+
+@functools.wraps(_uniform)
+def uniform(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_uniform(*args, **kwargs), name)
+
+
+@functools.wraps(_integers)
+def integers(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_integers(*args, **kwargs), name)
+
+
+@functools.wraps(_exponential)
+def exponential(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_exponential(*args, **kwargs), name)
+
+
+@functools.wraps(_standard_exponential)
+def standard_exponential(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_standard_exponential(*args, **kwargs), name)
+
+
+@functools.wraps(_lognormal)
+def lognormal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_lognormal(*args, **kwargs), name)
+
+
+@functools.wraps(_gamma)
+def gamma(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_gamma(*args, **kwargs), name)
+
+
+@functools.wraps(_standard_gamma)
+def standard_gamma(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_standard_gamma(*args, **kwargs), name)
+
+
+@functools.wraps(_beta)
+def beta(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_beta(*args, **kwargs), name)
+
+
+@functools.wraps(_poisson)
+def poisson(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_poisson(*args, **kwargs), name)
+
+
+@functools.wraps(_binomial)
+def binomial(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+    return _named(_binomial(*args, **kwargs), name)
