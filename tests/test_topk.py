@@ -61,7 +61,7 @@ def test_topk_and_argtopk_match_a_sort(dtype, k, axis):
 @pytest.mark.parametrize("k", [4, -4, 12, -12])
 def test_ties_resolve_by_increasing_index(k):
     x = np.array([3, 1, 3, 1, 2, 3, 1, 2, 3, 3, 1, 2] * 3)
-    a = la.asarray(x, chunks=(5, 7, 2, 9, 13))
+    a = la.asarray(x, chunks=((5, 7, 2, 9, 13),))
     idx = la.argtopk(a, k).compute()
     np.testing.assert_array_equal(idx, ref_argtopk(x, k, 0))
     np.testing.assert_array_equal(x[idx], la.topk(a, k).compute())

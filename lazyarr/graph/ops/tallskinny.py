@@ -138,7 +138,7 @@ def lstsq(a: Expr, b: Expr, rcond: float | None = None, fan_in: int = FAN_IN) ->
     a = _one_column_block(a)
     if min(a.chunks[0]) < n:
         a = rechunk(a, ((m,), (n,)))
-    b = rechunk(b, (a.chunks[0],) + ((b.shape[1],),) * (b.ndim - 1))
+    b = rechunk(b, (a.chunks[0], *((k,) for k in b.shape[1:])))
     q, r = tsqr(a, fan_in)
     qtb = matmul(conj_t(q), b)
     bcore = tuple(range(b.ndim))
