@@ -336,7 +336,6 @@ def tsqr(data: Any, compute_svd: bool = False) -> tuple[LazyArray, ...]:
     return tuple(map(wrap, ts.svd_tall(x) if compute_svd else qr_parts))
 
 
-@implements("linalg.lstsq")
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, ...]:
     """Least squares ``(x, residuals, rank, s)`` of ``a @ x = b`` by TSQR (``a``: m x n, m >= n).
 
@@ -347,6 +346,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, ...]:
     is singular) and its residuals are still computed; underdetermined
     systems (``m < n``) raise ``NotImplementedError``. ``a`` is used in its
     row blocks when each is at least ``n`` rows tall, else as one block.
+    ``numpy.linalg.lstsq`` of lazy arrays stays NumPy's own (it computes its
+    arguments and gives NumPy's exact results, rank-deficient ones included).
     """
     parts = ts.lstsq(as_expr(a), as_expr(b), _float_param("lstsq", rcond))
     return tuple(wrap(p) for p in parts)

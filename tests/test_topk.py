@@ -129,3 +129,10 @@ def test_hypothesis_shapes_chunks_and_k(data_):
     a = la.asarray(x, chunks=chunks)
     assert_eq(la.topk(a, k, axis=axis), ref_topk(x, k, axis), executors=["numpy", "numba"])
     assert_eq(la.argtopk(a, k, axis=axis), ref_argtopk(x, k, axis), executors=["numpy"])
+
+
+def test_middle_axis_of_a_computed_3d_array():
+    y = np.random.default_rng(1).random((3, 50, 4))
+    a = la.asarray(y, chunks=(2, 7, 3))
+    assert_eq(la.topk(a * 2, -5, axis=1), ref_topk(y * 2, -5, 1))
+    assert_eq(la.argtopk(a * 2, 6, axis=1), ref_argtopk(y * 2, 6, 1))

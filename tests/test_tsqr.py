@@ -194,3 +194,22 @@ def test_row_blocks_are_separate_tasks_in_the_plan():
     assert labels["tsqr.r"] == (8, 1)
     assert labels["tsqr.q"] == (8, 1)
     assert labels["linalg.qr[1]"] == (1, 1)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_generated_input_in_many_small_blocks(executor):
+    """40 row blocks of 10: a two-level tree of R factors; the reblock pass leaves it alone."""
+    r = la.random.random((400, 4), chunks=(10, 4), seed=3)
+    x = r.compute()
+    q, rr = la.linalg.qr(r * 2 + 1)
+    assert q.chunks[0] == (10,) * 40
+    check_qr(x * 2 + 1, *compute(q, rr, executor=executor))
+
+
+def test_numpy_functions_dispatch():
+    x = tall(50, 3, seed=9)
+    a = la.asarray(x, chunks=(25, 3))
+    q, _ = np.linalg.qr(a)
+    assert q.chunks[0] == (25, 25)
+    sol = la.linalg.lstsq(a, la.asarray(x[:, 1]))
+    np.testing.assert_allclose(sol[0].compute(), [0, 1, 0], atol=1e-10)
