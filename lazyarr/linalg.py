@@ -20,7 +20,8 @@
   is wide, runs TSQR, and ``Q`` comes back in the input's row blocks; ``svd``
   with ``full_matrices=False`` (or ``compute_uv=False``) of such an array runs
   TSQR and the SVD of ``R`` (``U`` in row blocks), and of a short-fat array in
-  column blocks the same on its transpose (``Vh`` in column blocks). ``tsqr``
+  column blocks the same on its transpose (``Vh`` in column blocks); so does
+  ``svdvals``. ``tsqr``
   (dask's name) asks for TSQR explicitly and raises ``ValueError`` for row
   blocks shorter than the width; ``lstsq`` and ``svd_compressed`` are built
   on it (see their docstrings for how they differ from NumPy/dask).
@@ -391,8 +392,11 @@ def svd_compressed(
 
 @implements("linalg.svdvals")
 def svdvals(x: Any, /) -> LazyArray:
-    """Singular values of each matrix, descending."""
-    return wrap(_matrix_op("svdvals", as_expr(x)))
+    """Singular values of each matrix, descending (by TSQR for tall-skinny or short-fat arrays)."""
+    e = as_expr(x)
+    if ts.is_tall_skinny(e) or ts.is_short_fat(e):
+        return svd(e, compute_uv=False)
+    return wrap(_matrix_op("svdvals", e))
 
 
 @implements("linalg.matrix_power")

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 
 import lazyarr as la
 from lazyarr import api
+from lazyarr.graph import build
+from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
+from lazyarr.optimize.plan import Plan
 
 EXECUTORS = ["numpy", "numba"]
 
@@ -125,6 +128,8 @@ def test_svd_tall_and_short_fat(executor):
     np.testing.assert_allclose(gv * np.conj(d).T, nv, atol=1e-9)
     (vals,) = compute(la.linalg.svd(a, compute_uv=False), executor=executor)
     np.testing.assert_allclose(vals, ns, rtol=1e-12)
+    (vals,) = compute(la.linalg.svdvals(a), executor=executor)
+    np.testing.assert_allclose(vals, ns, rtol=1e-12)
     # short-fat in column blocks: via the transpose, Vh keeps the column blocks
     w = la.asarray(x.T.copy(), chunks=(8, 30))
     u, s, vh = la.linalg.svd(w, full_matrices=False)
@@ -213,3 +218,32 @@ def test_numpy_functions_dispatch():
     assert q.chunks[0] == (25, 25)
     sol = la.linalg.lstsq(a, la.asarray(x[:, 1]))
     np.testing.assert_allclose(sol[0].compute(), [0, 1, 0], atol=1e-10)
+
+
+def test_placement_keeps_each_row_block_on_its_worker():
+    """On 4 workers, block i of every per-block stage runs where row block i is made."""
+    workers = tuple(f"w{i}" for i in range(4))
+    ctx = PassContext(n_workers=4, workers=workers, hosts=("h0",) * 4, check=True)
+    x = la.random.random((4000, 5), chunks=(500, 5), seed=1)
+    q, r = la.linalg.qr(x)
+    plan = optimize(Plan.from_graph(build([q._expr, r._expr])), tuple(PASSES), ctx)
+    by_label = {s.expr.op.label(): s for s in plan.stages.values()}
+    source = by_label["random.random"].worker
+    assert len(set(source.ravel().tolist())) == 4
+    for label in ("tsqr.factor", "tsqr.r", "tsqr.q"):
+        np.testing.assert_array_equal(by_label[label].worker, source)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_hypothesis_short_row_blocks_raise_in_tsqr_and_qr_still_works(data):
+    n = data.draw(st.integers(2, 6))
+    rows = tuple(data.draw(st.lists(st.integers(1, n + 4), min_size=2, max_size=5)))
+    m = sum(rows)
+    x = tall(m, n, seed=data.draw(st.integers(0, 100)))
+    a = la.asarray(x, chunks=(rows, n))
+    if min(rows) < n:
+        with pytest.raises(ValueError, match="at least as many rows as there are columns"):
+            la.linalg.tsqr(a)
+    if m >= n:
+        check_qr(x, *compute(*la.linalg.qr(a)))
