@@ -247,3 +247,22 @@ def test_hypothesis_short_row_blocks_raise_in_tsqr_and_qr_still_works(data):
             la.linalg.tsqr(a)
     if m >= n:
         check_qr(x, *compute(*la.linalg.qr(a)))
+
+
+@pytest.mark.parametrize(
+    ("adt", "bdt"),
+    [("float32", "float32"), ("complex128", "complex128"), ("float32", "float64"), ("int64", "f8")],
+)
+def test_lstsq_dtypes_follow_numpy(adt, bdt):
+    rng = np.random.default_rng(10)
+    a = (rng.standard_normal((60, 4)) * 10).astype(adt)
+    if np.dtype(adt).kind == "c":
+        a = a + 1j * rng.standard_normal((60, 4))
+    b = rng.standard_normal((60, 2)).astype(bdt)
+    got = compute(*la.linalg.lstsq(la.asarray(a, chunks=(15, 4)), la.asarray(b, chunks=(20, 2))))
+    want = np.linalg.lstsq(a, b)
+    rtol = 1e-4 if np.result_type(a, b) == np.float32 else 1e-9
+    for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
+    assert int(got[2]) == want[2]

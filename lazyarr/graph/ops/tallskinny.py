@@ -135,6 +135,7 @@ def lstsq(a: Expr, b: Expr, rcond: float | None = None, fan_in: int = FAN_IN) ->
             "supported by the lazy TSQR solver"
         )
     xdt, rdt, sdt = _lstsq_dtypes(a, b)
+    a, b = _as(a, xdt), _as(b, xdt)  # NumPy solves in the common dtype
     a = _one_column_block(a)
     if min(a.chunks[0]) < n:
         a = rechunk(a, ((m,), (n,)))
@@ -152,7 +153,7 @@ def lstsq(a: Expr, b: Expr, rcond: float | None = None, fan_in: int = FAN_IN) ->
         residuals = full((0,), 0, rdt, ((0,),))
     s = core_map("linalg.svdvals", [r], [(0, 1)], (0,), (n,), np.empty(0, r.dtype).real.dtype)
     s = _as(s, sdt)
-    cut = (np.finfo(sdt).eps * max(m, n)) if rcond is None or rcond < 0 else float(rcond)
+    cut = float(np.finfo(sdt).eps) * max(m, n) if rcond is None or rcond < 0 else float(rcond)
     big = elementwise("greater", s, elementwise("multiply", reduce("max", s), cut))
     rank = reduce("count_nonzero", big)
     return x, residuals, rank, s
