@@ -266,3 +266,14 @@ def test_lstsq_dtypes_follow_numpy(adt, bdt):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
     assert int(got[2]) == want[2]
+
+
+def test_svd_compressed_of_a_wide_matrix_in_column_blocks():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((30, 3)) @ rng.standard_normal((3, 200))
+    u, s, vh = la.linalg.svd_compressed(la.asarray(x, chunks=(30, 50)), 3, seed=2)
+    gu, gs, gv = compute(u, s, vh, executor="numba")
+    np.testing.assert_allclose(gs, np.linalg.svd(x, compute_uv=False)[:3], rtol=1e-9)
+    np.testing.assert_allclose((gu * gs) @ gv, x, atol=1e-9)
+    with pytest.raises(ValueError, match="k must be in"):
+        la.linalg.svd_compressed(la.asarray(x), 31)

@@ -153,10 +153,18 @@ def lstsq(a: Expr, b: Expr, rcond: float | None = None, fan_in: int = FAN_IN) ->
         residuals = full((0,), 0, rdt, ((0,),))
     s = core_map("linalg.svdvals", [r], [(0, 1)], (0,), (n,), np.empty(0, r.dtype).real.dtype)
     s = _as(s, sdt)
-    cut = float(np.finfo(sdt).eps) * max(m, n) if rcond is None or rcond < 0 else float(rcond)
+    return x, residuals, _rank(s, m, n, rcond), s
+
+
+def _rank(s: Expr, m: int, n: int, rcond: float | None) -> Expr:
+    """How many singular values exceed NumPy's cut-off: ``rcond`` (default eps * max(m, n))
+    times the largest."""
+    if n == 0:
+        return full((), 0, np.dtype(np.intp), ())
+    eps = float(np.finfo(s.dtype).eps)
+    cut = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
     big = elementwise("greater", s, elementwise("multiply", reduce("max", s), cut))
-    rank = reduce("count_nonzero", big)
-    return x, residuals, rank, s
+    return reduce("count_nonzero", big)
 
 
 def _as(x: Expr, dtype: Any) -> Expr:
