@@ -3,10 +3,12 @@
 A partial state is ``(values, indices)`` with the selected axis moved last
 and at most ``|k|`` entries along it, already in the result's order
 (``indices`` is None for ``topk``, which needs no positions). Selecting the
-top ``|k|`` of a line costs one ``np.partition`` (linear, not a sort) to
-find the threshold; entries beyond it are in, entries equal to it are taken
-by increasing index until ``|k|`` are in, so ties resolve as a stable sort
-would. Only the ``|k|`` selected entries are sorted.
+top ``|k|`` of a line costs one ``np.partition`` (linear, not a sort): the
+values are the partition's side of the cut. ``argtopk`` takes
+``np.argpartition``'s side when no entry equal to the threshold is left out
+(one comparison pass checks); otherwise entries beyond the threshold are in
+and entries equal to it are taken by increasing index until ``|k|`` are in,
+so ties resolve as a stable sort would. Only the selected entries are sorted.
 """
 
 from __future__ import annotations
@@ -58,21 +60,40 @@ def select(v: np.ndarray, idx: np.ndarray | None, k: int) -> State:
     largest = k > 0
     if n > m:
         kth = n - m if largest else m - 1
-        t = np.partition(v, kth, axis=-1)[..., kth : kth + 1]
-        beyond, equal = _beyond_and_equal(v, t, largest)
-        keep = beyond | equal
-        if not (keep.sum(axis=-1) == m).all():  # ties at the threshold: the first ones by index
-            need = m - beyond.sum(axis=-1, keepdims=True)
-            keep = beyond | (equal & (np.cumsum(equal, axis=-1) <= need))
-        shape = (*v.shape[:-1], m)
-        v = v[keep].reshape(shape)
-        if idx is not None:
-            idx = idx[keep].reshape(shape)
+        side = slice(kth, None) if largest else slice(0, m)
+        if idx is None:  # values only: the multiset on the cut's side is the answer
+            v = np.partition(v, kth, axis=-1)[..., side]
+        else:
+            v, idx = _arg_select(v, idx, kth, side, largest)
     o = _order(v, largest)
     v = np.take_along_axis(v, o, axis=-1)
     if idx is not None:
         idx = np.take_along_axis(idx, o, axis=-1)
     return v, idx
+
+
+def _equal(v: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``v == t`` with NaN equal to NaN."""
+    if v.dtype.kind == "f":
+        return (v == t) | (np.isnan(v) & np.isnan(t))
+    return v == t
+
+
+def _arg_select(
+    v: np.ndarray, idx: np.ndarray, kth: int, side: slice, largest: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The top entries of each line and their indices, ties at the threshold by index."""
+    p = np.argpartition(v, kth, axis=-1)
+    t = np.take_along_axis(v, p[..., kth : kth + 1], axis=-1)
+    sel = np.sort(p[..., side], axis=-1)  # back in index order, for stable ties
+    vs = np.take_along_axis(v, sel, axis=-1)
+    if (_equal(v, t).sum(axis=-1) == _equal(vs, t).sum(axis=-1)).all():
+        return vs, np.take_along_axis(idx, sel, axis=-1)  # no tie crosses the cut
+    beyond, equal = _beyond_and_equal(v, t, largest)
+    need = sel.shape[-1] - beyond.sum(axis=-1, keepdims=True)
+    keep = beyond | (equal & (np.cumsum(equal, axis=-1) <= need))
+    shape = sel.shape
+    return v[keep].reshape(shape), idx[keep].reshape(shape)
 
 
 def _partial(op: TopK, expr: Expr, block: np.ndarray, region: Region, in_shape: tuple) -> State:
