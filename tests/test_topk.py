@@ -136,3 +136,13 @@ def test_middle_axis_of_a_computed_3d_array():
     a = la.asarray(y, chunks=(2, 7, 3))
     assert_eq(la.topk(a * 2, -5, axis=1), ref_topk(y * 2, -5, 1))
     assert_eq(la.argtopk(a * 2, 6, axis=1), ref_argtopk(y * 2, 6, 1))
+
+
+def test_plan_json_round_trip_keeps_keys():
+    from lazyarr.graph.serialize import exprs_from_json, exprs_to_json
+
+    a = la.asarray(data((4, 9), "float64"), chunks=2)
+    exprs = [la.topk(a, -3)._expr, la.argtopk(a, 2, axis=0)._expr]
+    table, roots = exprs_to_json(exprs)
+    back = exprs_from_json(table)
+    assert [back[r].key for r in roots] == [e.key for e in exprs]

@@ -277,3 +277,16 @@ def test_svd_compressed_of_a_wide_matrix_in_column_blocks():
     np.testing.assert_allclose((gu * gs) @ gv, x, atol=1e-9)
     with pytest.raises(ValueError, match="k must be in"):
         la.linalg.svd_compressed(la.asarray(x), 31)
+
+
+def test_plan_json_round_trip_keeps_keys():
+    from lazyarr.graph.serialize import exprs_from_json, exprs_to_json
+
+    a = la.asarray(tall(40, 3), chunks=(10, 3))
+    u, s, vh = la.linalg.svd(a, full_matrices=False)
+    exprs = [u._expr, s._expr, vh._expr, *(p._expr for p in la.linalg.lstsq(a, a[:, 0]))]
+    table, roots = exprs_to_json(exprs)
+    back = exprs_from_json(table)
+    assert [back[r].key for r in roots] == [e.key for e in exprs]
+    text = str(la.linalg.qr(a).Q.explain())
+    assert "tsqr.factor" in text and "tsqr.q" in text
