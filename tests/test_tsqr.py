@@ -290,3 +290,17 @@ def test_plan_json_round_trip_keeps_keys():
     assert [back[r].key for r in roots] == [e.key for e in exprs]
     text = str(la.linalg.qr(a).Q.explain())
     assert "tsqr.factor" in text and "tsqr.q" in text
+
+
+def test_building_computes_nothing():
+    from lazyarr.executors.testing import ComputeRefused
+
+    a = la.asarray(tall(40, 3), chunks=(10, 3))
+    with la.config.set(executor="raise"):
+        la.linalg.qr(a)
+        la.linalg.svd(a, full_matrices=False)
+        parts = la.linalg.lstsq(a, a[:, 0])
+        la.linalg.svd_compressed(a, 2, seed=0)
+        la.topk(a, 2, axis=0)
+        with pytest.raises(ComputeRefused):
+            parts[2].compute()
