@@ -369,9 +369,9 @@ def svd_compressed(
     ``x @ Omega`` for a standard normal ``Omega`` of ``k + n_oversamples``
     columns (``seed``: as in ``la.random``), ``n_power_iter`` power
     iterations, each orthonormalized by TSQR. ``U`` keeps ``a``'s row blocks.
-    Only ``iterator='power'``; ``compute`` and ``coerce_signs`` are accepted
-    for dask's signature and have no effect (results are lazy, signs are
-    those of NumPy's SVD of the small projected matrix).
+    ``coerce_signs`` flips each singular pair as dask does (its row of ``Vh``
+    sums to ``>= 0``; real dtypes). Only ``iterator='power'``; ``compute`` is
+    accepted for dask's signature and has no effect (results stay lazy).
     """
     x = as_expr(a)
     if x.ndim != 2:
@@ -386,8 +386,10 @@ def svd_compressed(
     n = x.shape[1]
     chunks = (x.chunks[1], (ell,))
     omega = as_expr(_random.standard_normal((n, ell), dtype=real, chunks=chunks, seed=seed))
-    parts = ts.svd_compressed(x, k, omega, operator.index(n_power_iter))
-    return SVDResult(*map(wrap, parts))
+    u, s, vh = ts.svd_compressed(x, k, omega, operator.index(n_power_iter))
+    if coerce_signs:
+        u, vh = ts.svd_flip(u, vh)
+    return SVDResult(wrap(u), wrap(s), wrap(vh))
 
 
 @implements("linalg.svdvals")

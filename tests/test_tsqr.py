@@ -187,6 +187,11 @@ def test_svd_compressed_recovers_a_low_rank_matrix(n_power_iter):
     gu, gs, gv = compute(u, s, vh)
     np.testing.assert_allclose(gs, np.linalg.svd(x, compute_uv=False)[:4], rtol=1e-9)
     np.testing.assert_allclose((gu * gs) @ gv, x, atol=1e-9)
+    assert (gv.sum(axis=1) >= 0).all()  # dask's coerce_signs
+    nu, _, nv = np.linalg.svd(x, full_matrices=False)
+    flip = np.where(nv[:4].sum(axis=1) >= 0, 1.0, -1.0)
+    np.testing.assert_allclose(gv, nv[:4] * flip[:, None], atol=1e-9)
+    np.testing.assert_allclose(gu, nu[:, :4] * flip, atol=1e-9)
 
 
 def test_row_blocks_are_separate_tasks_in_the_plan():

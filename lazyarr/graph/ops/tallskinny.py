@@ -40,6 +40,7 @@ __all__ = [
     "lstsq",
     "qr_tall",
     "svd_compressed",
+    "svd_flip",
     "svd_tall",
     "svd_wide",
 ]
@@ -203,3 +204,18 @@ def svd_compressed(
     u = matmul(q, ub)
     first = slice(0, k)
     return getitem(u, (slice(None), first)), getitem(s, first), getitem(vh, (first, slice(None)))
+
+
+def svd_flip(u: Expr, vh: Expr) -> tuple[Expr, Expr]:
+    """dask's sign convention: each pair flipped so that its row of ``vh`` sums to ``>= 0``.
+
+    Deterministic signs for any chunking and random draw (real dtypes; complex
+    vectors are returned as they are).
+    """
+    if vh.dtype.kind == "c":
+        return u, vh
+    nonneg = elementwise("greater_equal", reduce("sum", vh, 1), 0)
+    signs = elementwise("subtract", elementwise("multiply", _as(nonneg, vh.dtype), 2), 1)
+    signs = _as(signs, vh.dtype)
+    column = getitem(signs, (slice(None), None))
+    return elementwise("multiply", u, signs), elementwise("multiply", vh, column)
