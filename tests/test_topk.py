@@ -146,3 +146,21 @@ def test_plan_json_round_trip_keeps_keys():
     table, roots = exprs_to_json(exprs)
     back = exprs_from_json(table)
     assert [back[r].key for r in roots] == [e.key for e in exprs]
+
+
+def test_placed_tree_partials_on_block_owners():
+    """On 4 workers: each partial runs where its block is made, states of |k| combine in a tree."""
+    from lazyarr.graph import build
+    from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
+    from lazyarr.optimize.plan import Plan
+
+    workers = tuple(f"w{i}" for i in range(4))
+    ctx = PassContext(n_workers=4, workers=workers, hosts=("h0",) * 4, check=True)
+    x = la.random.random(800_000, chunks=50_000, seed=1)
+    plan = optimize(Plan.from_graph(build([la.topk(x, 100)._expr])), tuple(PASSES), ctx)
+    source, red = plan.stages.values()
+    assert red.placement is not None and red.placement.tree
+    np.testing.assert_array_equal(red.placement.parts.ravel(), source.worker.ravel())
+    tasks = [t for t in lower(plan).tasks if t.kind != TaskKind.SOURCE]
+    assert {t.nbytes for t in tasks} == {100 * 8}
+    assert sum(t.kind == TaskKind.COMBINE for t in tasks) < 16
