@@ -13,8 +13,18 @@
   tall-skinny QR) is used. Each output of ``eigh``/``qr``/``slogdet``/``svd``
   is its own op, so computing several outputs runs the factorization once
   per output. ``eig``/``eigvals`` (whose dtype depends on the values),
-  ``lstsq`` (value-dependent residual shape), ``tensorsolve`` and
-  ``tensorinv`` are not provided.
+  ``tensorsolve`` and ``tensorinv`` are not provided.
+* Tall-skinny arrays keep their row blocks (``graph/ops/tsqr.py``,
+  ``graph/ops/tallskinny.py``): ``qr`` (modes ``'reduced'`` and ``'r'``) of a
+  2-d array with more than one row block, each at least as tall as the array
+  is wide, runs TSQR, and ``Q`` comes back in the input's row blocks; ``svd``
+  with ``full_matrices=False`` (or ``compute_uv=False``) of such an array runs
+  TSQR and the SVD of ``R`` (``U`` in row blocks), and of a short-fat array in
+  column blocks the same on its transpose (``Vh`` in column blocks); so does
+  ``svdvals``. ``tsqr``
+  (dask's name) asks for TSQR explicitly and raises ``ValueError`` for row
+  blocks shorter than the width; ``lstsq`` and ``svd_compressed`` are built
+  on it (see their docstrings for how they differ from NumPy/dask).
 """
 
 from __future__ import annotations
@@ -25,12 +35,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from lazyarr import random as _random
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, reduce
 from lazyarr.graph.ops import linalg as lin
+from lazyarr.graph.ops import tallskinny as ts
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.graph.ops.tsqr import tsqr as _tsqr
 from lazyarr.namespace import linalg as top
 from lazyarr.namespace._register import implements
 
@@ -48,6 +61,7 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "inv",
+    "lstsq",
     "matmul",
     "matrix_norm",
     "matrix_power",
@@ -61,9 +75,11 @@ __all__ = [
     "slogdet",
     "solve",
     "svd",
+    "svd_compressed",
     "svdvals",
     "tensordot",
     "trace",
+    "tsqr",
     "vecdot",
     "vector_norm",
 ]
@@ -259,8 +275,17 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNS
 
 @implements("linalg.qr")
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QR factorization of each matrix (NumPy's modes; ``'r'`` returns R only)."""
+    """QR factorization of each matrix (NumPy's modes; ``'r'`` returns R only).
+
+    A tall-skinny array in row blocks (each at least as tall as the array is
+    wide) with mode ``'reduced'`` or ``'r'`` is factored by TSQR: ``Q`` keeps
+    the row blocks. ``Q`` and ``R`` may differ from NumPy's by the signs of
+    matching columns of ``Q`` and rows of ``R``.
+    """
     x = as_expr(a)
+    if mode in ("reduced", "r") and ts.is_tall_skinny(x):
+        q, r = ts.qr_tall(x)
+        return wrap(r) if mode == "r" else QRResult(wrap(q), wrap(r))
     if mode == "r":
         return wrap(_matrix_op("qr", x, mode=mode))
     parts = tuple(wrap(_matrix_op("qr", x, i, mode=mode)) for i in range(2))
@@ -278,18 +303,102 @@ def slogdet(a: Any, /) -> SlogdetResult:
 def svd(
     a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> Any:
-    """Singular value decomposition of each matrix (``S`` only without ``compute_uv``)."""
+    """Singular value decomposition of each matrix (``S`` only without ``compute_uv``).
+
+    With ``full_matrices=False`` or ``compute_uv=False``, a tall-skinny array
+    in row blocks goes through TSQR (``U`` keeps the row blocks) and a
+    short-fat one in column blocks through TSQR of its transpose (``Vh``
+    keeps the column blocks); singular vectors may differ from NumPy's by
+    a sign (a phase) per pair.
+    """
     x = as_expr(a)
+    if not hermitian and not (full_matrices and compute_uv):
+        for fits, algo in ((ts.is_tall_skinny, ts.svd_tall), (ts.is_short_fat, ts.svd_wide)):
+            if fits(x):
+                parts = algo(x, bool(compute_uv))
+                return SVDResult(*map(wrap, parts)) if compute_uv else wrap(parts[0])
     kw = {"full_matrices": bool(full_matrices), "hermitian": bool(hermitian)}
     if not compute_uv:
         return wrap(_matrix_op("svd", x, compute_uv=False, **kw))
     return SVDResult(*(wrap(_matrix_op("svd", x, i, **kw)) for i in range(3)))
 
 
+def tsqr(data: Any, compute_svd: bool = False) -> tuple[LazyArray, ...]:
+    """Tall-skinny QR (dask's ``tsqr``): ``(Q, R)``, or ``(U, S, Vh)`` with ``compute_svd``.
+
+    ``data`` is 2-d with one column block and row blocks each at least as
+    tall as it is wide (``ValueError`` otherwise, as in dask). ``Q`` and
+    ``U`` keep the row blocks; the per-block factorizations run where the
+    blocks are and only the small ``R`` factors travel (in a tree of fan-in
+    16 when there are many blocks).
+    """
+    x = as_expr(data)
+    qr_parts = _tsqr(x)  # checks the blocks (ValueError)
+    return tuple(map(wrap, ts.svd_tall(x) if compute_svd else qr_parts))
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, ...]:
+    """Least squares ``(x, residuals, rank, s)`` of ``a @ x = b`` by TSQR (``a``: m x n, m >= n).
+
+    NumPy's semantics for ``a`` of full column rank: ``residuals`` holds the
+    sums of squared residuals per column of ``b`` (shape ``(1,)`` for a 1-d
+    ``b``; empty when ``m == n``). Differences: ``rank`` is a lazy 0-d array;
+    a rank-deficient ``a`` does not get NumPy's minimum-norm solution (``R``
+    is singular) and its residuals are still computed; underdetermined
+    systems (``m < n``) raise ``NotImplementedError``. ``a`` is used in its
+    row blocks when each is at least ``n`` rows tall, else as one block.
+    ``numpy.linalg.lstsq`` of lazy arrays stays NumPy's own (it computes its
+    arguments and gives NumPy's exact results, rank-deficient ones included).
+    """
+    parts = ts.lstsq(as_expr(a), as_expr(b), _float_param("lstsq", rcond))
+    return tuple(wrap(p) for p in parts)
+
+
+def svd_compressed(
+    a: Any,
+    k: int,
+    iterator: str = "power",
+    n_power_iter: int = 0,
+    n_oversamples: int = 10,
+    seed: Any = None,
+    compute: bool = False,
+    coerce_signs: bool = True,
+) -> SVDResult:
+    """Randomized rank-``k`` SVD (dask's signature; Halko et al.): ``(U, S, Vh)``.
+
+    ``x @ Omega`` for a standard normal ``Omega`` of ``k + n_oversamples``
+    columns (``seed``: as in ``la.random``), ``n_power_iter`` power
+    iterations, each orthonormalized by TSQR. ``U`` keeps ``a``'s row blocks.
+    ``coerce_signs`` flips each singular pair as dask does (its row of ``Vh``
+    sums to ``>= 0``; real dtypes). Only ``iterator='power'``; ``compute`` is
+    accepted for dask's signature and has no effect (results stay lazy).
+    """
+    x = as_expr(a)
+    if x.ndim != 2:
+        raise ValueError(f"svd_compressed: the input must be 2-d (got shape {x.shape})")
+    if iterator != "power":
+        raise ValueError(f"svd_compressed: iterator must be 'power' (got {iterator!r})")
+    k = operator.index(k)
+    if not 0 < k <= min(x.shape):
+        raise ValueError(f"svd_compressed: k must be in [1, {min(x.shape)}] (got {k})")
+    ell = min(k + max(int(n_oversamples), 0), *x.shape)
+    real = np.float32 if x.dtype in (np.float32, np.complex64) else np.float64
+    n = x.shape[1]
+    chunks = (x.chunks[1], (ell,))
+    omega = as_expr(_random.standard_normal((n, ell), dtype=real, chunks=chunks, seed=seed))
+    u, s, vh = ts.svd_compressed(x, k, omega, operator.index(n_power_iter))
+    if coerce_signs:
+        u, vh = ts.svd_flip(u, vh)
+    return SVDResult(wrap(u), wrap(s), wrap(vh))
+
+
 @implements("linalg.svdvals")
 def svdvals(x: Any, /) -> LazyArray:
-    """Singular values of each matrix, descending."""
-    return wrap(_matrix_op("svdvals", as_expr(x)))
+    """Singular values of each matrix, descending (by TSQR for tall-skinny or short-fat arrays)."""
+    e = as_expr(x)
+    if ts.is_tall_skinny(e) or ts.is_short_fat(e):
+        return svd(e, compute_uv=False)
+    return wrap(_matrix_op("svdvals", e))
 
 
 @implements("linalg.matrix_power")

@@ -29,6 +29,7 @@ from lazyarr.graph.blockrules import (
 from lazyarr.graph.chunks import Chunks, Grid, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
+from lazyarr.graph.ops.topk import TopK
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
@@ -58,6 +59,8 @@ def _partial_itemsize(stage: Stage) -> int:
     expr = stage.expr
     op = expr.op
     body = expr.inputs[0]
+    if isinstance(op, TopK):
+        return op.state_itemsize(body)
     func = getattr(op, "func", "sum")
     acc = getattr(op, "dtype", None)
     if func in ("argmin", "argmax"):

@@ -14,6 +14,8 @@ from lazyarr.kernels.reference import (  # noqa: F401  (imported to register ker
     sorting,
     statistics,
     store,
+    topk,
+    tsqr,
     userfunc,
 )
 from lazyarr.kernels.reference.registry import ReduceKernel, kernel_for, register

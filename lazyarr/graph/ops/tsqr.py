@@ -1,0 +1,142 @@
+"""Tall-skinny QR (TSQR; Demmel et al., "Communication-avoiding parallel and
+sequential QR factorizations"; dask's ``tsqr``) as block-local map stages.
+
+For ``x`` (``m x n``, ``m >= n``) in row blocks ``x_i`` (each at least ``n``
+rows) and one column block:
+
+1. ``factor``: each row block is factored on its own, ``x_i = Q1_i R1_i``;
+   block ``i`` of the result holds ``Q1_i`` stacked on ``R1_i``
+   (``r_i + n`` rows), so one NumPy ``qr`` call serves both.
+2. ``r``: block ``i`` of the R stack is ``R1_i`` (``n`` rows), cut from
+   block ``i`` of the factors.
+3. The stack (``nb * n x n``, small) is factored again, ``stack = Q2 R``:
+   in one piece when it has at most ``fan_in`` blocks, else by TSQR of the
+   stack regrouped into ``fan_in`` blocks per row block: a tree of depth
+   ``log_fan_in(nb)``.
+4. ``q``: ``Q_i = Q1_i @ Q2[i*n:(i+1)*n]``, block for block.
+
+Every stage but 3 is a map over the row blocks, so each block's work runs
+where the block lives and only the ``n x n`` factors travel; ``Q`` has the
+input's row blocks. :class:`TSQRStage` is the one op of stages 1, 2 and 4
+(``part``); its rows map block for block, so its reads are bounding boxes
+of whole blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import accumulate
+
+import numpy as np
+
+from lazyarr.graph.chunks import blocks_in_range
+from lazyarr.graph.expr import Expr, MapOp, Region
+from lazyarr.graph.ops.linalg import core_map
+from lazyarr.graph.ops.rechunk import rechunk
+
+__all__ = ["FAN_IN", "TSQRStage", "check_tall_skinny", "qr_dtype", "tsqr"]
+
+FAN_IN = 16
+"""R factors of at most this many row blocks are factored in one piece (one tree level)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TSQRStage(MapOp):
+    """One block-local stage of TSQR over row blocks ``rows`` of an ``n``-column array.
+
+    * ``factor`` (input ``x``): block ``i`` is ``Q1_i`` over ``R1_i``;
+    * ``r`` (input: the factors): block ``i`` is ``R1_i``;
+    * ``q`` (inputs: the factors, ``Q2``): block ``i`` is ``Q1_i @ Q2_i``.
+    """
+
+    name = "tsqr"
+    part: str = "factor"
+    rows: tuple[int, ...] = ()
+    n: int = 0
+
+    def label(self) -> str:
+        return f"tsqr.{self.part}"
+
+    def out_sizes(self) -> tuple[int, ...]:
+        """Rows of each output block."""
+        if self.part == "factor":
+            return tuple(r + self.n for r in self.rows)
+        if self.part == "r":
+            return (self.n,) * len(self.rows)
+        return self.rows
+
+    def blocks(self, out: Region) -> range:
+        """The row blocks that the output rows ``out[0]`` touch."""
+        return blocks_in_range(self.out_sizes(), out[0].start, out[0].stop)
+
+    def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
+        blocks = self.blocks(out)
+        first, last = blocks[0], blocks[-1] + 1
+        cols = slice(0, self.n)
+        if self.part == "factor":
+            starts = _starts(self.rows)
+            return ((slice(starts[first], starts[last]), cols),)
+        fstarts = _starts(tuple(r + self.n for r in self.rows))
+        factors = (slice(fstarts[first], fstarts[last]), cols)
+        if self.part == "r":
+            return (factors,)
+        return (factors, (slice(first * self.n, last * self.n), cols))
+
+
+def _starts(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(accumulate(sizes, initial=0))
+
+
+def qr_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of ``numpy.linalg.qr``'s factors for an input of ``dtype``."""
+    return np.linalg.qr(np.ones((1, 1), dtype=dtype))[1].dtype
+
+
+def check_tall_skinny(x: Expr, op: str) -> None:
+    """``ValueError`` unless ``x`` is 2-d in row blocks of at least as many rows as columns."""
+    if x.ndim != 2:
+        raise ValueError(f"{op}: the input must be 2-d (got shape {x.shape})")
+    if x.numblocks[1] != 1:
+        raise ValueError(
+            f"{op}: the input must have one block of columns (got column chunks {x.chunks[1]}); "
+            "rechunk it with chunks=(..., -1)"
+        )
+    n = x.shape[1]
+    small = [(i, r) for i, r in enumerate(x.chunks[0]) if r < n]
+    if small:
+        i, r = small[0]
+        raise ValueError(
+            f"{op}: every row block needs at least as many rows as there are columns ({n}); "
+            f"row block {i} has {r} (row chunks {x.chunks[0]}). Rechunk the rows into larger "
+            "blocks."
+        )
+
+
+def tsqr(x: Expr, fan_in: int = FAN_IN) -> tuple[Expr, Expr]:
+    """``(Q, R)`` of ``x`` by TSQR (``mode='reduced'``); ``Q`` keeps ``x``'s row blocks.
+
+    ``x`` must pass :func:`check_tall_skinny` (a clear ``ValueError`` otherwise).
+    """
+    check_tall_skinny(x, "tsqr")
+    if fan_in < 2:
+        raise ValueError(f"tsqr: fan_in must be at least 2 (got {fan_in})")
+    m, n = x.shape
+    rows = x.chunks[0]
+    nb = len(rows)
+    dtype = qr_dtype(x.dtype)
+    f_op = TSQRStage(part="factor", rows=rows, n=n)
+    factors = Expr(f_op, (x,), (m + nb * n, n), dtype, (f_op.out_sizes(), (n,)))
+    r_op = TSQRStage(part="r", rows=rows, n=n)
+    stack = Expr(r_op, (factors,), (nb * n, n), dtype, (r_op.out_sizes(), (n,)))
+    if nb <= fan_in:
+        kw = {"mode": "reduced"}
+        q2 = core_map("linalg.qr", [stack], [(0, 1)], (0, 1), (nb * n, n), dtype, kw, 0)
+        r = core_map("linalg.qr", [stack], [(0, 1)], (0, 1), (n, n), dtype, kw, 1)
+    else:
+        groups = tuple(
+            n * min(fan_in, nb - start) for start in range(0, nb, fan_in)
+        )  # fan_in R factors per row block of the next level
+        q2, r = tsqr(rechunk(stack, (groups, (n,))), fan_in)
+    q_op = TSQRStage(part="q", rows=rows, n=n)
+    q = Expr(q_op, (factors, q2), (m, n), dtype, (rows, (n,)))
+    return q, r
