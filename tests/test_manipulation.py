@@ -640,9 +640,9 @@ def test_tile_groups_small_copies_into_blocks():
     a = np.arange(3)
     y = la.tile(lazy(a), 1000)
     assert y.numblocks == (1,)
-    with la.config.set({"array.chunk-size": "240B"}):
+    with la.config.set({"array.chunk-size": "2400B"}):  # 100 copies of 24 bytes
         z = la.tile(lazy(a), 1000)
-    assert z.chunks[0][0] == 30 and z.numblocks == (100,)
+    assert z.chunks[0][0] == 300 and z.numblocks == (10,)
     assert_eq(z, np.tile(a, 1000))
     w = la.tile(lazy(np.arange(10), 4), 3)
     assert w.chunks == ((4, 4, 2) * 3,)
@@ -683,10 +683,10 @@ def test_repeat_special_cases():
     assert_eq(la.repeat(x, np.array([2, 0]), axis=0), np.repeat(a, [2, 0], axis=0))
     assert_eq(la.repeat(x, la.asarray([1, 3]), axis=1), np.repeat(a, [1, 3], axis=1))
     assert_eq(la.repeat(x, True), np.repeat(a, True))
-    with la.config.set({"array.chunk-size": "16B"}):
-        big = la.repeat(lazy(np.arange(4), 2), 10)
-    assert max(big.chunks[0]) <= 2
-    assert_eq(big, np.repeat(np.arange(4), 10))
+    with la.config.set({"array.chunk-size": "1KiB"}):  # 128 int64 elements
+        big = la.repeat(lazy(np.arange(400), 200), 10)
+    assert max(big.chunks[0]) <= 128
+    assert_eq(big, np.repeat(np.arange(400), 10))
 
 
 @pytest.mark.parametrize(
