@@ -633,8 +633,19 @@ class LazyArray(dask_collection.DaskCollection):
         self._expr = result
         return self
 
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.compute().__dlpack__(**kwargs)
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: Any = None,
+        dl_device: Any = None,
+        copy: Any = None,
+    ) -> Any:
+        """The computed array's DLPack capsule (the standard's keywords; CPU: no stream)."""
+        if stream is not None:
+            raise BufferError("lazyarr arrays live on the CPU: stream must be None")
+        kwargs = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self.compute().__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)

@@ -331,3 +331,28 @@ def test_where_numpy_and_the_standard_differ_lazyarr_follows_numpy():
     with pytest.raises(TypeError):
         xp.add(_strict(b), _strict(b))
     assert_eq(la.asarray(b) + la.asarray(b), b + b)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "complex64", "complex128"])
+def test_finfo_has_the_standards_attribute_types(name):
+    """The Array API: bits is an int, eps/max/min/smallest_normal Python floats, and dtype
+    the real floating dtype (float32 for complex64)."""
+    got, want = la.finfo(getattr(la, name)), np.finfo(name)
+    assert type(got.bits) is int and got.bits == want.bits
+    for attr in ("eps", "max", "min", "smallest_normal"):
+        assert type(getattr(got, attr)) is float
+        assert getattr(got, attr) == float(getattr(want, attr))
+    assert got.dtype == want.dtype and got.dtype.kind == "f"
+
+
+def test_meshgrid_and_broadcast_arrays_return_lists_and_dlpack_takes_stream():
+    x, y = la.arange(3), la.arange(2.0)
+    grids = la.meshgrid(x, y)
+    assert isinstance(grids, list) and isinstance(la.broadcast_arrays(x, y[:, None]), list)
+    for g, w in zip(grids, np.meshgrid(np.arange(3), np.arange(2.0))):
+        np.testing.assert_array_equal(g.compute(), w)
+    np.testing.assert_array_equal(np.from_dlpack(la.arange(4) * 2), np.arange(4) * 2)
+    capsule_holder = la.arange(3)
+    assert capsule_holder.__dlpack__(stream=None) is not None
+    with pytest.raises(BufferError):
+        capsule_holder.__dlpack__(stream=1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -119,9 +119,35 @@ def can_cast(from_: Any, to: Any, /, casting: str = "safe") -> Any:
     return np.can_cast(src, np.dtype(to), casting=casting)
 
 
-def finfo(type: Any, /) -> np.finfo:
-    """Machine limits of a floating dtype."""
-    return np.finfo(type.dtype if isinstance(type, LazyArray) else type)
+class FInfo(NamedTuple):
+    """Machine limits of a floating dtype with the standard's attribute types: Python
+    ``int``/``float`` and the real floating dtype (``finfo(complex64).dtype`` is float32)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+    resolution: float
+    tiny: float
+    precision: int
+
+
+def finfo(type: Any, /) -> FInfo:
+    """Machine limits of a floating dtype (NumPy's values, the Array API's types)."""
+    f = np.finfo(type.dtype if isinstance(type, LazyArray) else type)
+    return FInfo(
+        int(f.bits),
+        float(f.eps),
+        float(f.max),
+        float(f.min),
+        float(f.smallest_normal),
+        np.dtype(f.dtype),
+        float(f.resolution),
+        float(f.tiny),
+        int(f.precision),
+    )
 
 
 def iinfo(type: Any, /) -> np.iinfo:

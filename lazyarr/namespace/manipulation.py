@@ -170,12 +170,12 @@ def broadcast_to(x: Any, /, shape: Any, subok: bool = False) -> LazyArray:
 
 
 @implements("broadcast_arrays")
-def broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[LazyArray, ...]:
-    """The arrays broadcast against each other (a tuple, as NumPy 2 returns)."""
+def broadcast_arrays(*arrays: Any, subok: bool = False) -> list[LazyArray]:
+    """The arrays broadcast against each other (a list, as the Array API returns)."""
     exprs = [as_expr(a) for a in arrays]
     shape = broadcast_shape("broadcast_arrays", [e.shape for e in exprs])
     limit = chunk_limit()
-    return tuple(wrap(m.broadcast_to(e, shape, limit)) for e in exprs)
+    return [wrap(m.broadcast_to(e, shape, limit)) for e in exprs]
 
 
 def _cast_all(exprs: list[Expr], dtype: Any, casting: str, name: str) -> list[Expr]:
@@ -343,8 +343,8 @@ def triu(x: Any, /, k: int = 0) -> LazyArray:
 @implements("meshgrid")
 def meshgrid(
     *arrays: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
-) -> tuple[LazyArray, ...]:
-    """Coordinate arrays from 1-d coordinate vectors (a tuple, as NumPy 2 returns)."""
+) -> list[LazyArray]:
+    """Coordinate arrays from 1-d coordinate vectors (a list, as the Array API returns)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(arrays)
@@ -354,7 +354,7 @@ def meshgrid(
         out[0] = m.reshape(out[0], (1, -1, *ones[2:]))
         out[1] = m.reshape(out[1], (-1, 1, *ones[2:]))
     if sparse:
-        return tuple(wrap(e) for e in out)
+        return [wrap(e) for e in out]
     shape = broadcast_shape("meshgrid", [e.shape for e in out])
     limit = chunk_limit()
-    return tuple(wrap(m.broadcast_to(e, shape, limit)) for e in out)
+    return [wrap(m.broadcast_to(e, shape, limit)) for e in out]
