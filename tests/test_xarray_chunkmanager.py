@@ -404,3 +404,19 @@ def test_zarr_in_and_out_on_the_dask_executor(dask_executor, tmp_path):
         (opened * 2).to_zarr(tmp_path / "out.zarr", consolidated=False)
     written = xr.open_zarr(tmp_path / "out.zarr", consolidated=False).load()
     xr.testing.assert_allclose(written, ds * 2)
+
+
+def test_plot_draws_the_computed_values():
+    """``.plot()`` of a lazyarr-backed DataArray (xarray computes it through the manager)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    a = np.random.default_rng(0).random((20, 30))
+    da = xr.DataArray(a, dims=("y", "x")).chunk({"y": 10}, chunked_array_type="lazyarr")
+    assert isinstance(da.data, la.LazyArray)
+    (line,) = da.mean("y").plot()
+    np.testing.assert_allclose(line.get_ydata(), a.mean(axis=0))
+    mesh = da.plot()
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(a.shape), a)
+    plt.close("all")
