@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(PY) bench/local.py
 	$(PY) bench/distributed_placement.py
 	$(PY) bench/scale.py
+	$(PY) bench/algorithms.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
