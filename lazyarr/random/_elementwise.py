@@ -10,6 +10,7 @@ The algorithms are in ``lazyarr/kernels/reference/distributions.py``,
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,21 +37,36 @@ __all__ = [
 _RNG = np.random.default_rng(0)  # NumPy's argument checks (its draws are thrown away)
 
 
-def _random(
+def _takes_name(fn: Callable[..., LazyArray]) -> Callable[..., LazyArray]:
+    """``fn`` with a ``name=`` keyword: the result under the user's name (as
+    ``x.rename(name)``), which plan pictures and ``explain`` show."""
+
+    @functools.wraps(fn)
+    def named(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
+        out = fn(*args, **kwargs)
+        return out if name is None else out.rename(name)
+
+    return named
+
+
+@_takes_name
+def random(
     size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Uniform floats in ``[0, 1)``."""
     return make("random", size, float_dtype(dtype, "random"), chunks, seed)
 
 
-def _standard_normal(
+@_takes_name
+def standard_normal(
     size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Samples of the standard normal distribution."""
     return make("standard_normal", size, float_dtype(dtype, "standard_normal"), chunks, seed)
 
 
-def _normal(
+@_takes_name
+def normal(
     loc: Any = 0.0,
     scale: Any = 1.0,
     size: Any = None,
@@ -72,7 +88,8 @@ def _normal(
     )
 
 
-def _uniform(
+@_takes_name
+def uniform(
     low: Any = 0.0,
     high: Any = 1.0,
     size: Any = None,
@@ -95,7 +112,8 @@ def _uniform(
     )
 
 
-def _integers(
+@_takes_name
+def integers(
     low: int,
     high: int | None = None,
     size: Any = None,
@@ -119,14 +137,16 @@ def _integers(
     return make("integers", shape, dtype, chunks, seed, (int(low), int(high), bool(endpoint)))
 
 
-def _exponential(
+@_takes_name
+def exponential(
     scale: Any = 1.0, size: Any = None, *, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Exponential samples with mean ``scale`` (inversion of one uniform)."""
     return draw("exponential", (scale,), size, np.float64, chunks, seed, _RNG.exponential, (1.0,))
 
 
-def _standard_exponential(
+@_takes_name
+def standard_exponential(
     size: Any = None, *, dtype: Any = np.float64, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Exponential samples with mean 1."""
@@ -134,7 +154,8 @@ def _standard_exponential(
     return make("standard_exponential", size, dtype, chunks, seed)
 
 
-def _lognormal(
+@_takes_name
+def lognormal(
     mean: Any = 0.0,
     sigma: Any = 1.0,
     size: Any = None,
@@ -148,7 +169,8 @@ def _lognormal(
     )
 
 
-def _gamma(
+@_takes_name
+def gamma(
     shape: Any,
     scale: Any = 1.0,
     size: Any = None,
@@ -160,7 +182,8 @@ def _gamma(
     return draw("gamma", (shape, scale), size, np.float64, chunks, seed, _RNG.gamma, (1.0, 1.0))
 
 
-def _standard_gamma(
+@_takes_name
+def standard_gamma(
     shape: Any,
     size: Any = None,
     *,
@@ -173,19 +196,22 @@ def _standard_gamma(
     return draw("standard_gamma", (shape,), size, dtype, chunks, seed, _RNG.standard_gamma, (1.0,))
 
 
-def _beta(a: Any, b: Any, size: Any = None, *, chunks: Any = "auto", seed: Any = None) -> LazyArray:
+@_takes_name
+def beta(a: Any, b: Any, size: Any = None, *, chunks: Any = "auto", seed: Any = None) -> LazyArray:
     """Beta samples: ``X / (X + Y)`` of gamma samples ``X ~ Gamma(a)``, ``Y ~ Gamma(b)``."""
     return draw("beta", (a, b), size, np.float64, chunks, seed, _RNG.beta, (1.0, 1.0))
 
 
-def _poisson(
+@_takes_name
+def poisson(
     lam: Any = 1.0, size: Any = None, *, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Poisson counts (int64) with mean ``lam``: inversion below 10, PTRS above."""
     return draw("poisson", (lam,), size, np.int64, chunks, seed, _RNG.poisson, (1.0,))
 
 
-def _binomial(
+@_takes_name
+def binomial(
     n: Any, p: Any, size: Any = None, *, chunks: Any = "auto", seed: Any = None
 ) -> LazyArray:
     """Binomial counts (int64) of ``n`` trials with success probability ``p``: inversion or BTRS."""
@@ -205,73 +231,3 @@ def _binomial(
 def _number(p: Any) -> Any:
     """An int stays an int (``n`` of binomial), anything else is a float."""
     return int(p) if isinstance(p, (int, np.integer)) else float(p)
-
-
-def _named(x: LazyArray, name: str | None) -> LazyArray:
-    """``x`` under the user's ``name`` (as ``x.rename(name)``), for plan pictures."""
-    return x if name is None else x.rename(name)
-
-
-@functools.wraps(_random)
-def random(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_random(*args, **kwargs), name)
-
-
-@functools.wraps(_standard_normal)
-def standard_normal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_standard_normal(*args, **kwargs), name)
-
-
-@functools.wraps(_normal)
-def normal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_normal(*args, **kwargs), name)
-
-
-@functools.wraps(_uniform)
-def uniform(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_uniform(*args, **kwargs), name)
-
-
-@functools.wraps(_integers)
-def integers(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_integers(*args, **kwargs), name)
-
-
-@functools.wraps(_exponential)
-def exponential(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_exponential(*args, **kwargs), name)
-
-
-@functools.wraps(_standard_exponential)
-def standard_exponential(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_standard_exponential(*args, **kwargs), name)
-
-
-@functools.wraps(_lognormal)
-def lognormal(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_lognormal(*args, **kwargs), name)
-
-
-@functools.wraps(_gamma)
-def gamma(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_gamma(*args, **kwargs), name)
-
-
-@functools.wraps(_standard_gamma)
-def standard_gamma(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_standard_gamma(*args, **kwargs), name)
-
-
-@functools.wraps(_beta)
-def beta(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_beta(*args, **kwargs), name)
-
-
-@functools.wraps(_poisson)
-def poisson(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_poisson(*args, **kwargs), name)
-
-
-@functools.wraps(_binomial)
-def binomial(*args: Any, name: str | None = None, **kwargs: Any) -> LazyArray:
-    return _named(_binomial(*args, **kwargs), name)
