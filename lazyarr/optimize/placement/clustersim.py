@@ -192,21 +192,11 @@ class ClusterSim:
         """
         self._check_worker(worker)
         moved = 0
-        loc = self.loc
         deltas: dict[tuple[int, int], float] = {}  # loads only grow: one apply, same maxima
         for b in dict.fromkeys(op.inputs):
-            where = loc[b]
-            if worker in where:
-                continue
-            size = self._copy_deltas(b, worker, deltas)
-            if not size:  # an empty block: no replica, no move (as ``move`` does)
-                continue
-            where.append(worker)
-            self.bytes_in[worker] += size
-            self.moves += 1
-            moved += size
+            moved += self._copy_into(b, worker, deltas)
         self.size[op.output] = int(op.size)
-        loc.setdefault(op.output, []).append(worker)
+        self.loc.setdefault(op.output, []).append(worker)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + float(op.size)
         self._apply(deltas)
         return moved
@@ -215,13 +205,20 @@ class ClusterSim:
         """Copy ``block`` to ``worker`` (a replica); returns the raw bytes moved (0 if held)."""
         self._check_worker(worker)
         deltas: dict[tuple[int, int], float] = {}
-        moved = self._copy_deltas(block, worker, deltas)
+        moved = self._copy_into(block, worker, deltas)
         if moved:
             self._apply(deltas)
-            self.loc[block].append(worker)
-            self.bytes_in[worker] += moved
-            self.moves += 1
         return moved
+
+    def _copy_into(self, block: BlockKey, worker: int, deltas: dict[tuple[int, int], float]) -> int:
+        """Record a replica of ``block`` on ``worker``, its loads added to ``deltas`` (not yet
+        applied); the raw bytes moved (0: held already, or empty)."""
+        size = self._copy_deltas(block, worker, deltas)
+        if size:
+            self.loc[block].append(worker)
+            self.bytes_in[worker] += size
+            self.moves += 1
+        return size
 
     def alias(self, block: BlockKey, as_block: BlockKey) -> None:
         """Let ``as_block`` name the value of ``block`` (same size and holders, no traffic)."""
