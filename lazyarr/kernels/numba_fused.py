@@ -228,29 +228,24 @@ class _Inputs:
             ):
                 # a region of the user's array: addressed inside it, no view is made
                 buf, st = self._whole(user)
-                lead = nd - user.ndim
-                bufs.append(buf)
-                offsets.append(sum(r.start * k for r, k in zip(region, st)))
-                strides.append(
-                    [0] * lead
-                    + [
-                        0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
-                        for j, n in enumerate(user.shape)
-                    ]
-                )
-                continue
-            a = np.asarray(get(s.position, region))
-            if a.dtype != want:
-                a = a.astype(want)
-            buf, off, st = _flat(a)
-            lead = nd - a.ndim
-            aligned = [0] * lead + [
-                0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
-                for j, n in enumerate(s.expr.shape)
-            ]
+                off = sum(r.start * k for r, k in zip(region, st))
+                ndim = user.ndim
+            else:
+                a = np.asarray(get(s.position, region))
+                if a.dtype != want:
+                    a = a.astype(want)
+                buf, off, st = _flat(a)
+                ndim = a.ndim
+            lead = nd - ndim
             bufs.append(buf)
             offsets.append(off)
-            strides.append(aligned)
+            strides.append(
+                [0] * lead
+                + [
+                    0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
+                    for j, n in enumerate(s.expr.shape)
+                ]
+            )
         return bufs, offsets, strides
 
 
