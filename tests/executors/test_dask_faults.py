@@ -46,19 +46,33 @@ class KillAfter:
         pass
 
 
+def _dask_plan(y, alternate=False):
+    """``y``'s plan for the dask executor; ``alternate``: every stage's blocks planned on
+    workers 0 and 1 in turn."""
+    plan = api.make_plan([y._expr], "dask", tuple(config.get("optimize.passes")))
+    if not alternate:
+        return plan
+    stages = {
+        name: s.replace(worker=(np.indices(s.numblocks).sum(axis=0) % 2).astype(np.int32))
+        for name, s in plan.stages.items()
+    }
+    return plan.with_stages(stages)
+
+
+def _wait_for_workers(client, n, timeout=20):
+    """Wait until the cluster has ``n`` workers again (a nanny restarts a killed one)."""
+    deadline = time.monotonic() + timeout
+    while len(client.scheduler_info()["workers"]) < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def test_a_worker_killed_mid_compute_loses_nothing(dask_ex):
     # 48 row blocks of 1M random values: sin^2 + cos^2 is 1, so each row sums to 1M
     n = 1_000_000
     x = la.random.random((48, n), chunks=(1, n), seed=11)
     offsets = np.arange(48.0)
     rows = (la.sin(x) ** 2 + la.cos(x) ** 2).sum(axis=1) + la.arange(48.0, chunks=4)
-    plan = api.make_plan([rows._expr], "dask", tuple(config.get("optimize.passes")))
-    # soft placement: every stage's blocks alternate between the two workers
-    stages = {
-        name: s.replace(worker=(np.indices(s.numblocks).sum(axis=0) % 2).astype(np.int32))
-        for name, s in plan.stages.items()
-    }
-    plan = plan.with_stages(stages)
+    plan = _dask_plan(rows, alternate=True)
     client = dask_ex.client()
     workers = dask_ex.plan_context()["workers"]
     pids = client.run(os.getpid)
@@ -75,9 +89,7 @@ def test_a_worker_killed_mid_compute_loses_nothing(dask_ex):
     assert progress.done == progress.total == plan.total_blocks
     assert elapsed < 60
     # the nanny brought a fresh worker process back
-    deadline = time.monotonic() + 20
-    while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _wait_for_workers(client, 2)
     assert pids[workers[0]] not in client.run(os.getpid).values()
     # and the executor carries on
     np.testing.assert_array_equal(la.arange(6, chunks=4).compute(executor="dask"), np.arange(6))
@@ -88,12 +100,7 @@ def test_hard_placement_with_a_lost_worker_raises_instead_of_stalling(dask_ex):
     n = 1_000_000
     x = la.random.random((48, n), chunks=(1, n), seed=12)
     rows = (la.sin(x) ** 2).sum(axis=1)
-    plan = api.make_plan([rows._expr], "dask", tuple(config.get("optimize.passes")))
-    stages = {
-        name: s.replace(worker=(np.indices(s.numblocks).sum(axis=0) % 2).astype(np.int32))
-        for name, s in plan.stages.items()
-    }
-    plan = plan.with_stages(stages)
+    plan = _dask_plan(rows, alternate=True)
     client = dask_ex.client()
     workers = dask_ex.plan_context()["workers"]
     pids = client.run(os.getpid)
@@ -106,9 +113,7 @@ def test_hard_placement_with_a_lost_worker_raises_instead_of_stalling(dask_ex):
         dask_ex.execute(plan, plan.outputs, progress)
     assert workers[0] in str(err.value) and progress.killed_at is not None
     assert time.perf_counter() - t0 < 60  # raised after ~2 s without progress, not a hang
-    deadline = time.monotonic() + 20
-    while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _wait_for_workers(client, 2)
     np.testing.assert_array_equal(la.arange(6, chunks=4).compute(executor="dask"), np.arange(6))
 
 
@@ -149,9 +154,10 @@ def test_a_paused_worker_that_stalls_the_compute_is_named():
             "memory-limit": None,
         }
         ex = DaskExecutor()
+        plan = _dask_plan(la.ones((100, 100), chunks=50).sum())
         try:
             with config.set(settings), pytest.raises(dask_exec.ComputeStalled) as err:
-                ex.execute(*_plan_for(ex, la.ones((100, 100), chunks=50).sum()))
+                ex.execute(plan, plan.outputs)
         finally:
             ex.close()
         message = str(err.value)
@@ -161,11 +167,6 @@ def test_a_paused_worker_that_stalls_the_compute_is_named():
     finally:
         client.close()
         cluster.close()
-
-
-def _plan_for(ex, y):
-    plan = api.make_plan([y._expr], "dask", tuple(config.get("optimize.passes")))
-    return plan, plan.outputs
 
 
 def test_lost_scattered_input_is_scattered_again(dask_ex, monkeypatch):
