@@ -84,3 +84,19 @@ def parts_merged(monkeypatch):
 
     yield merge_up_to
     api.clear_plan_cache()
+
+
+@pytest.fixture(scope="module")
+def dask_ex():
+    """The ``dask`` executor on a LocalCluster (2 processes x 1 thread), one per module, closed."""
+    from lazyarr import config
+    from lazyarr.executors import registry
+
+    ex = registry.get("dask")
+    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
+    with config.set(settings):
+        ex.client()  # start the cluster once for the module
+        try:
+            yield ex
+        finally:
+            ex.close()

@@ -194,20 +194,7 @@ def test_round_trip_through_dask():
 
 
 # ------------------------------------------------------------- dask executor
-@pytest.fixture(scope="module")
-def dask_executor():
-    """lazyarr's ``dask`` executor on a LocalCluster (2 processes x 1 thread), closed after."""
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with config.set(settings):
-        ex.client()
-        try:
-            yield ex
-        finally:
-            ex.close()
-
-
-def test_on_the_dask_executor(dask_executor):
+def test_on_the_dask_executor(dask_ex):
     a = _data()
     with config.set({"executor": "dask"}):
         x = la.asarray(a, chunks=(3, 2))
@@ -225,7 +212,7 @@ def test_on_the_dask_executor(dask_executor):
         np.testing.assert_allclose(p.compute(), a + 1)
     # the Dask graph run by the cluster itself: the lazyarr task runs on a worker, and
     # with the dask executor configured it runs there locally (no cluster in a worker)
-    client = dask_executor.client()
+    client = dask_ex.client()
     for setting in ("numba", "dask"):
         with config.set({"executor": setting}):
             got = client.compute([x * 3, la.to_dask(x).sum()], sync=True)

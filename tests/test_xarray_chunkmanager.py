@@ -377,20 +377,7 @@ def test_apply_ufunc_parallelized(executor):
 
 
 # ------------------------------------------------------------- dask executor
-@pytest.fixture(scope="module")
-def dask_executor():
-    """lazyarr's ``dask`` executor on a LocalCluster (2 processes x 1 thread), closed after."""
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with config.set(settings):
-        ex.client()
-        try:
-            yield ex
-        finally:
-            ex.close()
-
-
-def test_zarr_in_and_out_on_the_dask_executor(dask_executor, tmp_path):
+def test_zarr_in_and_out_on_the_dask_executor(dask_ex, tmp_path):
     """Workers read the zarr variables xarray opened and write the new store themselves."""
     ds = _dataset()
     ds.to_zarr(tmp_path / "in.zarr", consolidated=False)

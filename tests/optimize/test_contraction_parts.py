@@ -57,18 +57,10 @@ def test_merged_parts_equal_numpy_on_uneven_chunks(parts_merged, executor, thres
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
-def test_merged_parts_on_the_dask_executor(parts_merged):
-    from lazyarr.executors import registry
-
+def test_merged_parts_on_the_dask_executor(parts_merged, dask_ex):
     parts_merged(4000)
     a = RNG.standard_normal((12, 90))
     x = la.asarray(a, chunks=(6, 10))
-    ex = registry.get("dask")
-    settings = {"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.address": None}
-    with la.config.set(settings):
-        try:
-            got = (x @ x.T).compute(executor="dask")
-            assert la.last_run().executor == "dask"
-        finally:
-            ex.close()
+    got = (x @ x.T).compute(executor="dask")
+    assert la.last_run().executor == "dask"
     np.testing.assert_allclose(got, a @ a.T, rtol=1e-12)
