@@ -88,7 +88,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
-from report import RESULTS, Report, versions
+from report import RESULTS, Report, save_figure, versions
 
 import lazyarr as la
 from lazyarr.executors import dask_stats, registry
@@ -345,11 +345,7 @@ def plot(rows: list[dict], name: str) -> None:
         ax.set_ylabel("seconds (median)")
         ax.set_title(f"{op}: {mine[0]['size']}" if mine else op, fontsize=9)
     fig.suptitle(name)
-    fig.tight_layout()
-    png = RESULTS / f"{name}.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    print(f"wrote {png}")
+    save_figure(fig, name)
 
 
 def main() -> None:

@@ -49,8 +49,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from report import RESULTS, save_figure
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SYSTEMS = ("lazyarr", "dask", "cubed")
 COLS, CHUNK = 2048, (2048, 256)
 TALL_COLS = 64
@@ -404,8 +404,7 @@ def _plot(rows: list[dict]) -> None:
     ax.set_yscale("log")
     ax.set_ylabel("seconds")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(RESULTS / "io.png", dpi=110)
+    save_figure(fig, "io")
 
 
 if __name__ == "__main__":

@@ -108,7 +108,16 @@ class Report:
         ax.set_yscale("log")
         ax.set_title(self.name)
         ax.legend()
-        fig.tight_layout()
-        png = RESULTS / f"{self.name}.png"
-        fig.savefig(png, dpi=110)
-        print(f"wrote {png}")
+        save_figure(fig, self.name)
+
+
+def save_figure(fig: Any, name: str) -> Path:
+    """Lay out ``fig``, write it to ``bench/results/<name>.png``, close it, say where."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    png = RESULTS / f"{name}.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    print(f"wrote {png}")
+    return png

@@ -117,7 +117,7 @@ from typing import Any  # noqa: E402
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
-from report import RESULTS, Report, versions  # noqa: E402
+from report import RESULTS, Report, save_figure, versions  # noqa: E402
 
 import lazyarr as la  # noqa: E402
 from lazyarr import api  # noqa: E402
@@ -595,11 +595,7 @@ def plot(rows: list[dict], workloads: list[Workload], name: str) -> None:
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     fig.suptitle(name)
-    fig.tight_layout()
-    png = RESULTS / f"{name}.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    print(f"wrote {png}")
+    save_figure(fig, name)
 
 
 # -- main --------------------------------------------------------------------------------
