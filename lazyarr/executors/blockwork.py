@@ -17,7 +17,6 @@ import numpy as np
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.kernels.blocks import assemble, tree_combine
-from lazyarr.kernels.reference import kernel_for
 from lazyarr.kernels.sets import GetRegion, KernelSet
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task, TaskKind
@@ -53,7 +52,9 @@ Direct = Callable[[Region], np.ndarray]
 """Reads a region of an input in place (an in-memory source no task makes blocks of)."""
 
 
-def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[Direct | None]:
+def direct_readers(
+    input_exprs: Sequence[Expr], which: Sequence[bool], kernels: KernelSet
+) -> list[Direct | None]:
     """Per input: how to read a region of it in place, or None (its blocks come from tasks).
 
     ``which``: the inputs the lowering left to their readers
@@ -80,8 +81,7 @@ def direct_readers(input_exprs: Sequence[Expr], which: Sequence[bool]) -> list[D
             blocks = op.store.blocks
             out.append(lambda r, c=e.chunks, b=blocks: assemble(c, r, b.__getitem__))
         else:
-            make = kernel_for(op)
-            out.append(lambda r, make=make, e=e: make(e.op, e, r))
+            out.append(kernels.generate(e))
         if out[-1] is not None:
             made[e.key] = out[-1]
     return out
@@ -115,7 +115,7 @@ class StageCode:
         self._source = self._map = self._partial = self._product = self._reduction = None
         self.chunks = [e.chunks for e in stage.input_exprs]
         here = in_place is not None and any(in_place)
-        self.direct = direct_readers(stage.input_exprs, in_place) if here else None
+        self.direct = direct_readers(stage.input_exprs, in_place, kernels) if here else None
         self.whole = (
             [getattr(d, "whole", None) for d in self.direct] if self.direct is not None else None
         )

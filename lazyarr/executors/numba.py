@@ -93,7 +93,9 @@ class _Joint:
         self.kind = stages[members[0]].kind
         space = graph.joint_inputs[lead]
         self.chunks = [stages[s].expr.chunks for s in space]
-        self.direct = direct_readers([stages[s].expr for s in space], graph.read_in_place(space))
+        self.direct = direct_readers(
+            [stages[s].expr for s in space], graph.read_in_place(space), kernels
+        )
         where = {s: k for k, s in enumerate(space)}
         position = graph.position
         # each sibling's input positions, in the joint task's input space

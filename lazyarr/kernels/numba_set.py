@@ -22,6 +22,7 @@ from typing import Any
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.kernels import numba_random
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
@@ -119,7 +120,18 @@ class NumbaKernels:
         return touched < self.min_bytes
 
     def source(self, stage: Any) -> SourceFn:
-        return self.reference.source(stage)
+        return self.generate(stage.expr)
+
+    def generate(self, expr: Expr) -> SourceFn:
+        """Regions of the source ``expr``: uniform random draws compiled, others NumPy's."""
+        if numba_random.supports(expr) and expr.nbytes >= self.min_bytes:
+            try:
+                return numba_random.random_source(expr, self.options)
+            except CANNOT_COMPILE as e:
+                reason = f"{type(e).__name__}: {e}"
+                self.fallbacks[expr.key] = reason
+                _warn_once(reason)
+        return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:
         if _all_elementwise(stage.members) and not self._small(stage):

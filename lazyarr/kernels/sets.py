@@ -55,6 +55,8 @@ class KernelSet(Protocol):
 
     def source(self, stage: Any) -> SourceFn: ...
 
+    def generate(self, expr: Expr) -> SourceFn: ...
+
     def map(self, stage: Any) -> MapFn: ...
 
     def partial(self, stage: Any) -> PartialFn: ...
@@ -74,7 +76,10 @@ class ReferenceKernels:
         return True
 
     def source(self, stage: Any) -> SourceFn:
-        expr = stage.expr
+        return self.generate(stage.expr)
+
+    def generate(self, expr: Expr) -> SourceFn:
+        """Regions of the source ``expr`` (a stage's, or one read in place by its readers)."""
         fn = kernel_for(expr.op)
         return lambda out: fn(expr.op, expr, out)
 
