@@ -37,7 +37,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from dask.task_spec import TaskRef
@@ -58,7 +58,7 @@ from .base import NullProgress, Progress, RunStats
 from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
 from .dask_graph import DaskGraph
-from .dask_tasks import StagePayload, detached, identity, task_fn
+from .dask_tasks import Slab, StagePayload, detached, identity, task_fn
 
 __all__ = ["ComputeStalled", "DaskExecutor", "SchedulerUnreachable"]
 
@@ -96,6 +96,19 @@ def _local_block(stage: Stage, index: Index) -> np.ndarray:
     if isinstance(op, FromArray):
         return op.data.array[(*block_slices(stage.expr.chunks, index), Ellipsis)]
     return op.store.blocks[index]
+
+
+SLAB_BYTES = 1 << 20
+"""Tiny blocks of a user's array are scattered in slabs of about this many bytes."""
+SLAB_BLOCK_BYTES = 64 << 10
+"""Blocks up to this size travel in slabs; bigger ones are scattered one by one."""
+
+
+class _Pick(NamedTuple):
+    """A scattered block inside a slab: the slab (its key, then its future) and the block's key."""
+
+    slab: Any
+    key: str
 
 
 class _LostData(Exception):
@@ -172,12 +185,18 @@ class _Run:
             if payload is None:
                 payload = payloads[task.stage] = self._payload(stage)
             suffix = "" if is_block[tid] else _SUFFIX[task.kind].format(task.part)
+            values = [refs[d] for d in task.deps]
+            picks = None
+            if any(type(v) is _Pick for v in values):
+                picks = tuple(v.key if type(v) is _Pick else None for v in values)
+                values = [v.slab if type(v) is _Pick else v for v in values]
             refs[tid] = self.task(
                 task_fn,
                 payload,
                 task,
                 self.errstate,
-                *(refs[d] for d in task.deps),
+                picks,
+                *values,
                 key=self.key(stage, task.index, suffix),
                 worker=task.worker if task.worker >= 0 else None,
                 block=is_block[tid],
@@ -208,7 +227,8 @@ class _Run:
                 refs[tid] = self._persisted(stage, task.index)
                 self.ready_blocks += 1
         for si, tids in local.items():
-            for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids)):
+            packed = si not in graph.outputs
+            for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids, packed)):
                 refs[tid] = fut
             self.ready_blocks += len(tids)
 
@@ -227,21 +247,49 @@ class _Run:
             return payload
         return self.graph.add(key, identity, payload, worker=None, loose=False)
 
-    def _scatter_blocks(self, graph: TaskGraph, si: int, tids: list[int]) -> list[Future]:
-        """One source stage's blocks scattered from this process, each to its planned worker."""
+    def _scatter_blocks(
+        self, graph: TaskGraph, si: int, tids: list[int], packed: bool
+    ) -> list[Future | _Pick]:
+        """One source stage's blocks scattered from this process, each to its planned worker.
+
+        ``packed``: blocks under :data:`SLAB_BLOCK_BYTES` travel in slabs (one
+        scattered dict of consecutive blocks per worker, up to :data:`SLAB_BYTES`),
+        so tiny blocks do not each cost a key on the scheduler and a future here;
+        tasks pick their blocks out of the slab (:func:`task_fn`'s ``picks``).
+        """
         stage = graph.stages[si]
-        by_worker: dict[str | None, dict[str, Any]] = {}
-        keys: list[str] = []
+        # each block: (worker, its key, the block, its slab's key or None)
+        placed: list[tuple[str | None, str, np.ndarray, str | None]] = []
+        slabs: dict[str, Slab] = {}
+        filling: dict[str | None, tuple[str, list[int]]] = {}  # per worker: open slab, bytes
         for tid in tids:
             task = graph.tasks[tid]
             k = self.key(stage, task.index)
-            keys.append(k)
             where = self.address(task.worker if task.worker >= 0 else None)
-            by_worker.setdefault(where, {})[k] = _local_block(stage, task.index)
+            block = _local_block(stage, task.index)
+            slab_key = None
+            if packed and block.nbytes <= SLAB_BLOCK_BYTES:
+                open_slab = filling.get(where)
+                if open_slab is None or open_slab[1][0] + block.nbytes > SLAB_BYTES:
+                    open_slab = filling[where] = (self.key(stage, task.index, "-slab"), [0])
+                    slabs[open_slab[0]] = Slab()
+                slab_key = open_slab[0]
+                slabs[slab_key][k] = block
+                open_slab[1][0] += block.nbytes
+            placed.append((where, k, block, slab_key))
+        by_worker: dict[str | None, dict[str, Any]] = {}
+        for where, k, block, slab_key in placed:
+            if slab_key is None or len(slabs[slab_key]) == 1:  # alone: no slab
+                by_worker.setdefault(where, {})[k] = block
+            elif slab_key not in by_worker.setdefault(where, {}):
+                by_worker[where][slab_key] = slabs[slab_key]
         futures: dict[str, Future] = {}
         for addr, data in by_worker.items():
             futures.update(self.client.scatter(data, workers=[addr] if addr else None, hash=False))
-        return [futures[k] for k in keys]
+        return [
+            futures[k] if k in futures else _Pick(futures[slab_key], k)
+            for _, k, _, slab_key in placed
+        ]
 
     def _persisted(self, stage: Stage, index: Index) -> Future:
         store = stage.expr.op.store

@@ -28,6 +28,7 @@ from typing import Any
 
 import cloudpickle
 import numpy as np
+from dask.sizeof import sizeof
 
 from lazyarr import config
 from lazyarr.graph.expr import Expr
@@ -40,7 +41,7 @@ from lazyarr.optimize.tasks import Task
 from . import dask_stats
 from .blockwork import StageCode, run_task
 
-__all__ = ["StagePayload", "detached", "identity", "task_fn"]
+__all__ = ["Slab", "StagePayload", "detached", "identity", "task_fn"]
 
 ErrState = tuple[tuple[str, str], ...]
 """The client's ``np.geterr()`` items: floating-point errors behave as they would there."""
@@ -171,13 +172,40 @@ class StagePayload:
         return self._fns
 
 
+class Slab(dict):
+    """Tiny scattered blocks travelling as one value: block key -> block.
+
+    Its size, for Dask's memory and transfer accounting, is its blocks' bytes, as if
+    they had travelled one by one (the placement plan predicts bytes per block).
+    """
+
+    __slots__ = ()
+
+
+@sizeof.register(Slab)
+def _sizeof_slab(slab: Slab) -> int:
+    return sum(b.nbytes for b in slab.values())
+
+
 def identity(x: Any) -> Any:
     """A task that returns its argument (a payload with lineage; a move to another worker)."""
     return x
 
 
-def task_fn(payload: StagePayload, task: Task, errstate: ErrState, *values: Any) -> Any:
-    """The value of one lowered task of the payload's stage, from the values it reads."""
+def task_fn(
+    payload: StagePayload,
+    task: Task,
+    errstate: ErrState,
+    picks: tuple[str | None, ...] | None,
+    *values: Any,
+) -> Any:
+    """The value of one lowered task of the payload's stage, from the values it reads.
+
+    ``picks``: per value, the key of the block to take out of it when the value is a
+    slab of scattered blocks (a dict), else None; None when no value is a slab.
+    """
+    if picks is not None:
+        values = tuple(v if p is None else v[p] for v, p in zip(values, picks))
     start = time.time()
     with np.errstate(**dict(errstate)):
         out = run_task(task, payload.code(), values)

@@ -178,16 +178,18 @@ def test_lost_scattered_input_is_scattered_again(dask_ex, monkeypatch):
     scatter = dask_exec._Run._scatter_blocks
     lost = []
 
-    def scatter_then_lose(self, graph, stage, tids):
-        blocks = scatter(self, graph, stage, tids)
+    def scatter_then_lose(self, graph, stage, tids, packed):
+        blocks = scatter(self, graph, stage, tids, packed)
         if not lost:  # the first time: as if their worker died right away
-            lost.extend(blocks)
-            client.cancel(list(blocks))
+            # tiny blocks travel in slabs (a slab per worker here): lose those
+            futures = {b.slab if isinstance(b, dask_exec._Pick) else b for b in blocks}
+            lost.extend(futures)
+            client.cancel(list(futures))
         return blocks
 
     monkeypatch.setattr(dask_exec._Run, "_scatter_blocks", scatter_then_lose)
     (got,) = dask_ex.execute(plan, plan.outputs)
-    assert len(lost) == 3 and all(f.status == "cancelled" for f in lost)
+    assert 1 <= len(lost) <= 3 and all(f.status == "cancelled" for f in lost)
     np.testing.assert_array_equal(got, data * 2)
     assert dask_ex.last_stats.extra["retries"] == 1
 
