@@ -307,6 +307,7 @@ class _Started:
 def test_a_settings_change_in_another_thread_waits_for_the_running_compute():
     """Before: changing a dask.* setting in one thread closed the cluster under another
     thread's compute (ClosedClientError)."""
+    import contextvars
     import threading
 
     ex = DaskExecutor()
@@ -326,7 +327,9 @@ def test_a_settings_change_in_another_thread_waits_for_the_running_compute():
                 except BaseException as e:  # reported below
                     errors.append(e)
 
-            worker = threading.Thread(target=compute, daemon=True)  # never holds up exit
+            # the thread computes with this block's settings (scoped to this thread)
+            in_block = contextvars.copy_context()
+            worker = threading.Thread(target=in_block.run, args=(compute,), daemon=True)
             worker.start()
             assert started.event.wait(60)
             with config.set({"dask.n-workers": 1}):
