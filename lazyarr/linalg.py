@@ -475,7 +475,14 @@ def cond(x: Any, p: Any = None) -> LazyArray:
 
 @implements("linalg.solve")
 def solve(a: Any, b: Any) -> LazyArray:
-    """Solve ``a @ x = b`` for each matrix of ``a`` (``b`` a vector only when 1-d)."""
+    """Solve ``a @ x = b`` for each matrix of ``a`` (``b`` a vector only when 1-d).
+
+    As NumPy's one call, any part of the result raises ``LinAlgError`` when any
+    matrix of ``a`` is singular, whatever the blocks and whichever part is read
+    (a slice of the result alone would otherwise raise or not depending on the
+    chunks): each block waits for one check of the whole batch (an LU of every
+    matrix, streamed block by block and reduced to one flag).
+    """
     x, y = as_expr(a), as_expr(b)
     _require_2d("solve", x)
     vector = y.ndim == 1
@@ -483,9 +490,16 @@ def solve(a: Any, b: Any) -> LazyArray:
         np.linalg.solve, [x, y], {}, op="linalg.solve", cores=(2, None if vector else 2)
     )
     ncore = 1 if vector else 2
-    in_core = [(x.ndim - 2, x.ndim - 1), tuple(range(y.ndim - ncore, y.ndim))]
+    matrix = (x.ndim - 2, x.ndim - 1)
+    in_core = [matrix, tuple(range(y.ndim - ncore, y.ndim)), ()]
     out_core = tuple(range(len(shape) - ncore, len(shape)))
-    return wrap(lin.core_map("linalg.solve", [x, y], in_core, out_core, shape, dtype))
+    each = lin.core_map("linalg.nonsingular", [x], [matrix], (), x.shape[:-2], np.dtype(bool))
+    none_singular = reduce("all", each)
+    return wrap(
+        lin.core_map(
+            "linalg.solve_if_none_singular", [x, y, none_singular], in_core, out_core, shape, dtype
+        )
+    )
 
 
 # ------------------------------------------------------------------ norms
