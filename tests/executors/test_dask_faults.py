@@ -136,8 +136,9 @@ def test_a_paused_worker_that_stalls_the_compute_is_named():
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
-            memory_limit="300MiB",
+            dashboard_address=None,  # and the scheduler's HTTP routes on a free port:
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            memory_limit="300MiB",  # 8787 may be another user's on a shared machine
         )
     client = Client(cluster, set_as_default=False)
     try:
@@ -369,7 +370,7 @@ class _ExternalCluster:
         cli = [sys.executable, "-m"]
         self.scheduler = subprocess.Popen(
             [*cli, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
-             "--no-dashboard"],
+             "--no-dashboard", "--dashboard-address", "127.0.0.1:0"],
             **quiet,
         )  # fmt: skip
         self.worker = subprocess.Popen(
