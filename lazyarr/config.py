@@ -58,6 +58,7 @@ __all__ = [
     "parse_duration",
     "refresh",
     "resolve",
+    "scoped",
     "set",
     "show",
     "user_path",
@@ -591,6 +592,13 @@ def _raise_source_error(key: str) -> None:
     for bad, message in _ERRORS.items():
         if bad == path or bad.startswith(path + "."):
             raise ValueError(message)
+
+
+def scoped() -> dict[str, Any]:
+    """The values of the ``with set(...)`` blocks this thread or task is in, by key ({} if
+    none): what a task that runs elsewhere (a Dask thread) needs to see the same settings."""
+    values = SCOPED.get()
+    return dict(_scoped_leaves(values)) if values else {}
 
 
 def errors() -> dict[str, str]:

@@ -215,3 +215,21 @@ def test_a_thread_run_in_a_copy_of_the_context_sees_the_scope():
         _run(lambda: seen.append(config.get("executor")))
         _run(lambda: context.run(lambda: seen.append(config.get("executor"))))
     assert seen == [DEFAULT, "numpy"]
+
+
+def test_a_lazy_array_computed_by_dask_workers_gets_the_callers_scoped_settings(dask_ex):
+    """``client.compute(lazy)`` runs lazyarr in a Dask worker process, outside the caller's
+    context: the values of the caller's ``with`` blocks travel with the task (before the
+    task read the worker's own values)."""
+    x = la.asarray(np.zeros(64), chunks=16)
+
+    def probe(block):  # a local function: pickled by value for the workers
+        return np.full_like(block, config.parse_bytes(config.get("array.chunk-size")))
+
+    client = dask_ex.client()
+    with config.set({"array.chunk-size": "2MiB"}):
+        got = client.compute(la.map_blocks(probe, x)).result()
+    np.testing.assert_array_equal(got, np.full(64, 2.0 * 2**20))
+    other = la.asarray(np.zeros(48), chunks=16)  # another key: not Dask's cached result
+    got = client.compute(la.map_blocks(probe, other)).result()
+    np.testing.assert_array_equal(got, np.full(48, 64.0 * 2**20))  # the defaults there
