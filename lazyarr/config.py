@@ -14,32 +14,42 @@ is checked against it when it is read or set, so a typo fails where it is
 written, with a did-you-mean. Keys accept ``-`` or ``_`` (``chunk_size`` is
 ``chunk-size``).
 
+``with set(...):`` is scoped: its values hold inside the block, in that thread or
+asyncio task (and lazyarr's worker threads for it) only, and the block's exit
+restores exactly what was there. A plain ``set(...)`` call changes the
+process-wide values.
+
 This module is a leaf: it imports nothing of lazyarr and is the only module
-that reads ``os.environ``. Storage and the ``set`` context manager come from
-``donfig`` (Dask's config code as a library).
+that reads ``os.environ``. Storage comes from ``donfig`` (Dask's config code as
+a library).
 """
 
 from __future__ import annotations
 
 import copy
+import dis
 import functools
 import json
 import math
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
+from types import CodeType, FrameType
 from typing import Any
 
 import donfig
 import platformdirs
 import yaml
-from donfig.config_obj import ConfigSet, collect_env
+from donfig.config_obj import collect_env
 from donfig.config_obj import update as _merge_into
 
 __all__ = [
     "ConfigKeyError",
+    "Setting",
     "ConfigWarning",
     "digest",
     "errors",
@@ -48,6 +58,7 @@ __all__ = [
     "parse_duration",
     "refresh",
     "resolve",
+    "scoped",
     "set",
     "show",
     "user_path",
@@ -73,6 +84,79 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Any = _NoDefault()
+
+
+# ---------------------------------------------------------------- scoped settings
+#
+# A ``with`` block's values live in an overlay held by a ContextVar, so they are seen
+# by the code of that block (and by lazyarr's worker threads, which run in a copy of
+# the caller's context) and by nobody else: two threads, or two asyncio tasks, that
+# overlap their blocks never see each other's values, and each block's exit puts back
+# exactly the overlay that was there before it.
+#
+# ``set`` cannot know from its arguments whether a ``with`` follows; it asks
+# ``called_as_with``, which reads the caller's next bytecode instruction. Where that
+# cannot tell (``ExitStack.enter_context(config.set(...))``), ``set`` applies the
+# values process-wide and ``Setting.__enter__`` takes them back (unless something
+# else replaced them meanwhile) before scoping them.
+
+SCOPED: ContextVar[Mapping[str, Any] | None] = ContextVar("lazyarr_config_scoped", default=None)
+"""The scoped values of this context: every spelling of a leaf key -> value; None if none."""
+
+_WITH_OPS = frozenset({"BEFORE_WITH", "SETUP_WITH"})  # 3.11-3.13, 3.10
+
+
+@functools.lru_cache(maxsize=1024)
+def _with_follows(code: CodeType, offset: int) -> bool:
+    after = [i.opname for i in dis.get_instructions(code) if i.offset > offset][:2]
+    if after[:1] and after[0] in _WITH_OPS:
+        return True
+    return after == ["COPY", "LOAD_SPECIAL"]  # 3.14: with looks __exit__ up first
+
+
+def called_as_with(frame: FrameType | None) -> bool:
+    """Whether the call that ``frame`` is making is the head of a ``with`` statement.
+
+    False where it cannot tell (another interpreter, a call made from C).
+    """
+    if frame is None or sys.implementation.name != "cpython" or frame.f_lasti < 0:
+        return False
+    return _with_follows(frame.f_code, frame.f_lasti)
+
+
+class Setting:
+    """What ``config.set`` returns: values already process-wide, or (``with``) scoped.
+
+    ``values``: every spelling of each key set -> its checked value; ``canonical``:
+    the same for the canonical spelling only. ``undo``: takes back a process-wide
+    application (None when the values were never applied process-wide).
+    """
+
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        canonical: Mapping[str, Any],
+        undo: Callable[[], None] | None,
+    ) -> None:
+        self._values = dict(values)
+        self.values = dict(canonical)
+        self._undo = undo
+        self._previous: list[Mapping[str, Any] | None] = []
+
+    def __enter__(self) -> Setting:
+        if self._undo is not None:  # set() could not tell that a with would follow
+            self._undo()
+            self._undo = None
+        previous = SCOPED.get()
+        self._previous.append(previous)
+        SCOPED.set({**previous, **self._values} if previous else self._values)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        SCOPED.set(self._previous.pop())
+
+    def __repr__(self) -> str:
+        return f"<lazyarr config setting {self.values!r}>"
 
 
 # ---------------------------------------------------------------- byte sizes, durations
@@ -439,9 +523,12 @@ _store = _Store("lazyarr", defaults=[_DEFAULTS], paths=[], env={})
 def refresh() -> None:
     """Re-read the defaults, the user file and ``LAZYARR_*`` variables.
 
-    Values from a plain ``set(...)`` call are dropped, as in Dask.
+    Values from a plain ``set(...)`` call are dropped, as in Dask; those of ``with``
+    blocks still running stay until their blocks end.
     """
-    _store.refresh()
+    with _store.config_lock:
+        _STAMPS.clear()
+        _store.refresh()
 
 
 def get(key: str, default: Any = _NO_DEFAULT) -> Any:
@@ -451,6 +538,11 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
     suggestion, unless a ``default`` is given: then the default is returned, so
     plug-ins can read keys of their own.
     """
+    scoped = SCOPED.get()
+    if scoped is not None:  # inside a ``with set(...)`` block of this thread or task
+        value = scoped.get(key, _NO_DEFAULT)
+        if value is not _NO_DEFAULT:
+            return list(value) if isinstance(value, list) else value
     if _ERRORS:
         _raise_source_error(key)
     parts = _LEAF_PARTS.get(key)
@@ -472,12 +564,23 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
         raise _unknown(path)
     try:
         value = _store.get(path)
-        # scalars are immutable: only containers need a defensive copy
-        return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
     except KeyError:
         if default is _NO_DEFAULT:
             raise
         return default
+    # scalars are immutable: only containers need a defensive copy
+    value = copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+    if scoped and isinstance(value, dict):  # a section: its scoped keys win
+        inside = {
+            k[len(path) + 1 :]: v for k, v in _scoped_leaves(scoped) if k.startswith(path + ".")
+        }
+        _merge_into(value, _nest(inside))
+    return value
+
+
+def _scoped_leaves(scoped: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The scoped values by canonical key (the overlay holds every spelling)."""
+    return [(k, copy.deepcopy(v)) for k, v in scoped.items() if k in _LEAVES]
 
 
 def _raise_source_error(key: str) -> None:
@@ -491,18 +594,30 @@ def _raise_source_error(key: str) -> None:
             raise ValueError(message)
 
 
+def scoped() -> dict[str, Any]:
+    """The values of the ``with set(...)`` blocks this thread or task is in, by key ({} if
+    none): what a task that runs elsewhere (a Dask thread) needs to see the same settings."""
+    values = SCOPED.get()
+    return dict(_scoped_leaves(values)) if values else {}
+
+
 def errors() -> dict[str, str]:
     """Bad values found in the user file and ``LAZYARR_*`` variables: key -> message."""
     return dict(_ERRORS)
 
 
-def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ConfigSet:
-    """Set values, for good or (used as ``with``) until the block ends.
+def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Setting:
+    """Set values for the process, or (used as ``with``) for the block, in this thread only.
 
     ``set(executor="numpy")``, ``set(array__chunk_size="1MiB")`` and
     ``set({"array.chunk-size": "1MiB"})`` are the same kind of call; a mapping
     value sets keys inside a section. Unknown keys raise :class:`ConfigKeyError`,
     bad values ``ValueError``, and then nothing is set.
+
+    ``with set(...):`` holds in its thread or asyncio task (and in lazyarr's worker
+    threads for it), above the process-wide values, until the block ends; other
+    threads never see it, and the exit restores exactly what this context saw
+    before. A plain call changes the process-wide values, until :func:`refresh`.
     """
 
     def reject(key: str) -> None:
@@ -512,9 +627,58 @@ def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ConfigSet:
     _flatten(arg or {}, "", flat, reject)
     _flatten({k.replace("__", "."): v for k, v in kwargs.items()}, "", flat, reject)
     checked = {key: _check(key, value) for key, value in flat.items()}
-    for key in checked:  # a value given here replaces a bad one of the file or environment
-        _ERRORS.pop(key, None)
-    return _store.set(checked)
+    spellings = {s: v for k, v in checked.items() for s in (k, k.replace("-", "_"))}
+    if called_as_with(sys._getframe(1)):  # scoped from the start: no thread sees it
+        return Setting(spellings, checked, None)
+    return Setting(spellings, checked, _apply_globally(checked))
+
+
+_MISSING: Any = _NoDefault()
+_STAMPS: dict[str, object] = {}
+"""Key -> a token of the last plain ``set`` of it (a ``with`` found late undoes only its own)."""
+
+
+def _global(key: str) -> Any:
+    node: Any = _store.config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _put_global(key: str, value: Any) -> None:
+    *parents, last = key.split(".")
+    node = _store.config
+    for part in parents:
+        node = node.setdefault(part, {})
+    if value is _MISSING:
+        node.pop(last, None)
+    else:
+        node[last] = value
+
+
+def _apply_globally(checked: Mapping[str, Any]) -> Callable[[], None]:
+    """Set ``checked`` for the process; return a function that takes back what is still ours."""
+    stamp = object()
+    with _store.config_lock:
+        old = {key: _global(key) for key in checked}
+        # a value given here replaces a bad one of the file or environment
+        replaced = {key: _ERRORS.pop(key) for key in checked if key in _ERRORS}
+        for key, value in checked.items():
+            _put_global(key, value)
+            _STAMPS[key] = stamp
+
+    def undo() -> None:
+        with _store.config_lock:
+            for key in checked:
+                if _STAMPS.get(key) is stamp:  # not set again, nor refreshed, since
+                    _put_global(key, old[key])
+                    del _STAMPS[key]
+                    if key in replaced:
+                        _ERRORS.setdefault(key, replaced[key])
+
+    return undo
 
 
 def resolve(key: str, value: Any) -> Any:
@@ -527,7 +691,11 @@ def resolve(key: str, value: Any) -> Any:
 
 def show() -> str:
     """The effective configuration as YAML text."""
-    return yaml.safe_dump(_store.to_dict(), sort_keys=False, default_flow_style=False)
+    values = _store.to_dict()
+    scoped = SCOPED.get()
+    if scoped:
+        _merge_into(values, _nest(dict(_scoped_leaves(scoped))))
+    return yaml.safe_dump(values, sort_keys=False, default_flow_style=False)
 
 
 def write_user(key: str, value: Any) -> Path:

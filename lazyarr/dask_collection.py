@@ -72,7 +72,9 @@ def dask_keys(expr: Expr) -> list[str]:
 def dask_graph(expr: Expr) -> HighLevelGraph:
     """One layer with one task that computes ``expr`` with lazyarr."""
     name = dask_name(expr)
-    task = Task(name, _compute_one, DataNode(None, expr), config.get("executor"))
+    # the caller's scoped settings travel with the task (Dask's threads and workers
+    # do not run in the caller's context)
+    task = Task(name, _compute_one, DataNode(None, expr), config.get("executor"), config.scoped())
     return HighLevelGraph.from_collections(name, {name: task}, dependencies=())
 
 
@@ -114,8 +116,9 @@ def _executor_here(name: str | None) -> str | None:
     return "numba" if inside is not None and inside() else name
 
 
-def _compute_one(expr: Expr, executor: str | None) -> np.ndarray:
-    (result,) = api.compute_exprs([expr], executor=_executor_here(executor))
+def _compute_one(expr: Expr, executor: str | None, scoped: dict[str, Any]) -> np.ndarray:
+    with config.set(scoped):  # the settings of the caller's ``with config.set`` blocks
+        (result,) = api.compute_exprs([expr], executor=_executor_here(executor))
     return result
 
 

@@ -266,11 +266,47 @@ def inv(a: Any, /) -> LazyArray:
 
 @implements("linalg.pinv")
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> LazyArray:
-    """Moore-Penrose pseudo-inverse of each matrix."""
+    """Moore-Penrose pseudo-inverse of each matrix.
+
+    ``rtol`` (or ``rcond``) may be an array that broadcasts to the batch shape
+    ``a.shape[:-2]``, one cutoff per matrix, as the Array API and NumPy allow.
+    """
+    x = as_expr(a)
+    cutoff = rcond if rtol is _UNSET else rtol
+    if _is_array_param(cutoff):
+        if rtol is not _UNSET and rcond is not None:
+            raise ValueError("`rtol` and `rcond` can't be both set.")  # NumPy's words
+        return wrap(_pinv_by_cutoffs(x, as_expr(cutoff), bool(hermitian)))
     kwargs: dict[str, Any] = {"rcond": _float_param("pinv", rcond), "hermitian": bool(hermitian)}
     if rtol is not _UNSET:
         kwargs["rtol"] = _float_param("pinv", rtol)
-    return wrap(_matrix_op("pinv", as_expr(a), **kwargs))
+    return wrap(_matrix_op("pinv", x, **kwargs))
+
+
+def _is_array_param(value: Any) -> bool:
+    """An array (lazy, or NumPy's of at least one axis) where a scalar cutoff may stand."""
+    return isinstance(value, LazyArray) or (value is not None and np.ndim(value) > 0)
+
+
+def _pinv_by_cutoffs(x: Expr, cutoffs: Expr, hermitian: bool) -> Expr:
+    """``numpy.linalg.pinv(matrix, cutoff)`` per matrix, the cutoffs an array broadcast
+    against the batch axes (a block of matrices meets the block of its cutoffs)."""
+    _require_2d("pinv", x)
+    if cutoffs.ndim > x.ndim - 2 or any(
+        c not in (1, b) for c, b in zip(cutoffs.shape[::-1], x.shape[-3::-1], strict=False)
+    ):
+        raise ValueError(
+            f"pinv: rtol of shape {cutoffs.shape} does not broadcast to the batch shape "
+            f"{x.shape[:-2]} of the matrices"
+        )
+    shape, dtype = lin.probe_prepended(
+        np.linalg.pinv, [x], {"hermitian": hermitian}, op="linalg.pinv"
+    )
+    nb = x.ndim - 2
+    core = (nb, nb + 1)
+    return lin.core_map(
+        "linalg.pinv", [x, cutoffs], [core, ()], core, shape, dtype, {"hermitian": hermitian}
+    )
 
 
 @implements("linalg.qr")
@@ -439,7 +475,14 @@ def cond(x: Any, p: Any = None) -> LazyArray:
 
 @implements("linalg.solve")
 def solve(a: Any, b: Any) -> LazyArray:
-    """Solve ``a @ x = b`` for each matrix of ``a`` (``b`` a vector only when 1-d)."""
+    """Solve ``a @ x = b`` for each matrix of ``a`` (``b`` a vector only when 1-d).
+
+    As NumPy's one call, any part of the result raises ``LinAlgError`` when any
+    matrix of ``a`` is singular, whatever the blocks and whichever part is read
+    (a slice of the result alone would otherwise raise or not depending on the
+    chunks): each block waits for one check of the whole batch (an LU of every
+    matrix, streamed block by block and reduced to one flag).
+    """
     x, y = as_expr(a), as_expr(b)
     _require_2d("solve", x)
     vector = y.ndim == 1
@@ -447,9 +490,16 @@ def solve(a: Any, b: Any) -> LazyArray:
         np.linalg.solve, [x, y], {}, op="linalg.solve", cores=(2, None if vector else 2)
     )
     ncore = 1 if vector else 2
-    in_core = [(x.ndim - 2, x.ndim - 1), tuple(range(y.ndim - ncore, y.ndim))]
+    matrix = (x.ndim - 2, x.ndim - 1)
+    in_core = [matrix, tuple(range(y.ndim - ncore, y.ndim)), ()]
     out_core = tuple(range(len(shape) - ncore, len(shape)))
-    return wrap(lin.core_map("linalg.solve", [x, y], in_core, out_core, shape, dtype))
+    each = lin.core_map("linalg.nonsingular", [x], [matrix], (), x.shape[:-2], np.dtype(bool))
+    none_singular = reduce("all", each)
+    return wrap(
+        lin.core_map(
+            "linalg.solve_if_none_singular", [x, y, none_singular], in_core, out_core, shape, dtype
+        )
+    )
 
 
 # ------------------------------------------------------------------ norms

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from lazyarr import config
+from lazyarr.config import SCOPED
 
 PACKAGE = Path(config.__file__).parent
 
@@ -45,14 +46,17 @@ SCHEMA = yaml.safe_load((PACKAGE / "config-schema.yaml").read_text())
 
 @pytest.fixture(autouse=True)
 def user_file(monkeypatch, tmp_path):
-    """No LAZYARR_* variables, the user file in tmp_path; the real state is restored after."""
+    """No LAZYARR_* variables, the user file in tmp_path, none of the conftest's scoped
+    settings; the real state is restored after."""
     for name in list(os.environ):
         if name.startswith("LAZYARR_"):
             monkeypatch.delenv(name)
     path = tmp_path / "lazyarr.yaml"
     monkeypatch.setenv("LAZYARR_CONFIG", str(path))
     config.refresh()
+    token = SCOPED.set(None)
     yield path
+    SCOPED.reset(token)
     monkeypatch.undo()
     config.refresh()
 

@@ -108,3 +108,74 @@ def test_outside_a_notebook_the_text_bar(monkeypatch):
     from tqdm.std import tqdm as text_tqdm
 
     assert progress.bar_class() is text_tqdm
+
+
+# -- real terminals and files: a child process whose stdout/stderr are a pty or a file ----
+
+_CHILD = (
+    "import lazyarr as la, lazyarr.progress as p\n"
+    "p.AUTO_DELAY_SECONDS = 0.0\n"  # the bar at once: the compute is short
+    "x = la.ones((4, 4), chunks=2)\n"
+    "assert (x + 1).compute(executor='numpy').sum() == 32\n"
+    "print('done', flush=True)\n"
+)
+
+
+def _run_child(stdout_tty: bool, stderr_tty: bool, err_file) -> str:
+    """Run :data:`_CHILD` with its stdout and stderr on a new pseudo-terminal or, for
+    stderr, ``err_file``; return what the terminal received."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import subprocess
+    import termios
+    from pathlib import Path
+
+    master, slave = pty.openpty()
+    # 80 columns, as a terminal window has (a new pty has 0: tqdm would draw nothing)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    root = str(Path(la.__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "LAZYARR_PROGRESS": "auto"}
+    with open(err_file, "w") as err:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD],
+            stdout=slave if stdout_tty else subprocess.DEVNULL,
+            stderr=slave if stderr_tty else err,
+            env=env,
+        )
+    os.close(slave)
+    received = b""
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its end of the terminal
+                break
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        os.close(master)
+        assert child.wait(60) == 0
+    return received.decode(errors="replace")
+
+
+def test_auto_draws_on_a_real_terminal(tmp_path):
+    """stdout and stderr on a pty (``isatty()`` is true for real): the bar is drawn."""
+    shown = _run_child(True, True, tmp_path / "err.txt")
+    assert "block" in shown and "\r" in shown, shown
+    assert (tmp_path / "err.txt").read_text() == ""
+
+
+def test_auto_draws_nothing_into_a_stderr_file(tmp_path):
+    """stdout on a terminal but stderr redirected to a file (``2> log``): no bar, in the
+    file or anywhere."""
+    err_file = tmp_path / "err.txt"
+    shown = _run_child(True, False, err_file)
+    assert "done" in shown and "block" not in shown, shown
+    assert err_file.read_text() == ""

@@ -1,4 +1,6 @@
-"""Faults on the ``dask`` executor: a worker killed mid-compute, an unreachable scheduler.
+"""Faults on the ``dask`` executor: a worker killed mid-compute, an unreachable scheduler,
+an external scheduler process SIGKILLed, a worker killed while the statistics plugin is
+registered.
 
 The kill test runs a compute of a few seconds on a real LocalCluster
 (2 processes x 1 thread, nannies restart a killed worker) with soft
@@ -134,8 +136,9 @@ def test_a_paused_worker_that_stalls_the_compute_is_named():
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
-            memory_limit="300MiB",
+            dashboard_address=None,  # and the scheduler's HTTP routes on a free port:
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            memory_limit="300MiB",  # 8787 may be another user's on a shared machine
         )
     client = Client(cluster, set_as_default=False)
     try:
@@ -309,6 +312,7 @@ class _Started:
 def test_a_settings_change_in_another_thread_waits_for_the_running_compute():
     """Before: changing a dask.* setting in one thread closed the cluster under another
     thread's compute (ClosedClientError)."""
+    import contextvars
     import threading
 
     ex = DaskExecutor()
@@ -328,7 +332,9 @@ def test_a_settings_change_in_another_thread_waits_for_the_running_compute():
                 except BaseException as e:  # reported below
                     errors.append(e)
 
-            worker = threading.Thread(target=compute, daemon=True)  # never holds up exit
+            # the thread computes with this block's settings (scoped to this thread)
+            in_block = contextvars.copy_context()
+            worker = threading.Thread(target=in_block.run, args=(compute,), daemon=True)
             worker.start()
             assert started.event.wait(60)
             with config.set({"dask.n-workers": 1}):
@@ -341,3 +347,143 @@ def test_a_settings_change_in_another_thread_waits_for_the_running_compute():
         assert first.status == "closed"  # closed once its compute had finished
     finally:
         ex.close()
+
+
+# -- an external scheduler SIGKILLed ----------------------------------------------------------
+
+
+class _ExternalCluster:
+    """A scheduler and one worker, each a real ``python -m distributed.cli.*`` process on
+    loopback; the worker imports this checkout's lazyarr. Always stopped (SIGKILL)."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        port = _unused_port()
+        self.address = f"tcp://127.0.0.1:{port}"
+        root = str(Path(la.__file__).parent.parent)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+        }
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+        cli = [sys.executable, "-m"]
+        self.scheduler = subprocess.Popen(
+            [*cli, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+             "--no-dashboard", "--dashboard-address", "127.0.0.1:0"],
+            **quiet,
+        )  # fmt: skip
+        self.worker = subprocess.Popen(
+            [*cli, "distributed.cli.dask_worker", self.address, "--nthreads", "1",
+             "--no-nanny", "--host", "127.0.0.1", "--no-dashboard", "--death-timeout", "20"],
+            **quiet,
+        )  # fmt: skip
+
+    def wait_for_worker(self, timeout: float = 30) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=timeout, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=timeout)
+
+    def kill_scheduler(self) -> None:
+        os.kill(self.scheduler.pid, signal.SIGKILL)
+        self.scheduler.wait(10)
+
+    def stop(self) -> None:
+        for proc in (self.worker, self.scheduler):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+
+
+class _KillScheduler(KillAfter):
+    """Progress that SIGKILLs the external scheduler once a ``fraction`` of blocks is done."""
+
+    def __init__(self, cluster: _ExternalCluster, fraction: float) -> None:
+        super().__init__(cluster.scheduler.pid, fraction)
+
+
+@pytest.mark.parametrize("when", ["during", "before"])
+def test_an_external_scheduler_killed_is_named_as_lost(when):
+    """SIGKILL of the scheduler at dask.address, during a compute or between two: lazyarr
+    raises SchedulerUnreachable naming the address within dask.timeout. Before: "an input
+    scattered from this process was lost" although nothing was scattered."""
+    cluster = _ExternalCluster()
+    ex = DaskExecutor()
+    settings = {"dask.address": cluster.address, "dask.timeout": "3s"}
+    try:
+        cluster.wait_for_worker()
+        with config.set(settings):
+            warm = _dask_plan(la.arange(6, chunks=4) * 2)
+            np.testing.assert_array_equal(ex.execute(warm, warm.outputs)[0], np.arange(6) * 2)
+            n = 400_000
+            x = la.random.random((48, n), chunks=(1, n), seed=13)
+            plan = _dask_plan((la.sin(x) ** 2 + la.cos(x) ** 2).sum(axis=1))
+            progress = _KillScheduler(cluster, fraction=0.25) if when == "during" else None
+            if when == "before":
+                cluster.kill_scheduler()
+            t0 = time.perf_counter()
+            with pytest.raises(SchedulerUnreachable) as err:
+                ex.execute(plan, plan.outputs, progress)
+            elapsed = time.perf_counter() - t0
+        message = str(err.value)
+        assert cluster.address in message, message
+        assert "scattered" not in message, message
+        if when == "during":
+            assert progress.killed_at is not None and progress.killed_at < progress.total
+            assert "was lost during the compute" in message, message
+        assert elapsed < 3 + 10, elapsed  # dask.timeout, and slack for a loaded machine
+    finally:
+        cluster.stop()
+        ex.close()
+
+
+# -- the statistics plugin registered while a worker dies --------------------------------------
+
+
+def _die_on_plugin_add(dask_worker) -> None:
+    """On this worker: SIGKILL the process when the scheduler sends it a plugin."""
+
+    async def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    dask_worker.handlers["plugin-add"] = die
+
+
+def test_plugin_registration_retries_when_a_worker_dies_during_the_first_compute(
+    dask_ex, monkeypatch
+):
+    """A worker SIGKILLed while the statistics plugin is registered (the first compute on a
+    client): before, the compute failed with the raw CommClosedError of
+    ``register_worker_plugin``; registration now retries, and the compute is right."""
+    from lazyarr.executors import dask_stats
+
+    client = dask_ex.client()
+    _wait_for_workers(client, 2)
+    workers = sorted(client.scheduler_info()["workers"])
+    pids = client.run(os.getpid)
+    dask_stats.ensure_plugin(client)  # registered or not by earlier tests: now it is,
+    client.unregister_worker_plugin(dask_stats.PLUGIN_NAME)  # and now as on a new client
+    monkeypatch.setattr(dask_stats, "_REGISTERED", set())
+    client.run(_die_on_plugin_add, workers=[workers[0]])
+    attempts = []
+    register = client.register_plugin
+
+    def counted(*args, **kwargs):
+        attempts.append(time.perf_counter())
+        return register(*args, **kwargs)
+
+    monkeypatch.setattr(client, "register_plugin", counted)
+    n = 200_000
+    x = la.random.random((8, n), chunks=(1, n), seed=14)
+    plan = _dask_plan((la.sin(x) ** 2 + la.cos(x) ** 2).sum(axis=1))
+    with config.set({"dask.placement": "soft"}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, np.full(8, float(n)), rtol=1e-9)
+    assert len(attempts) >= 2, "the first registration did not fail: no worker died"
+    _wait_for_workers(client, 2)
+    assert pids[workers[0]] not in client.run(os.getpid).values()  # it died; a nanny restarted it
+    has_plugin = client.run(lambda dask_worker: dask_stats.PLUGIN_NAME in dask_worker.plugins)
+    assert all(has_plugin.values()), has_plugin  # on the survivor and the restarted worker

@@ -71,7 +71,28 @@ def _vecdot(x1: np.ndarray, x2: np.ndarray, axis1: int = -1, axis2: int = -1) ->
     return np.vecdot(x1, x2, axes=[(axis1,), (axis2,), ()])
 
 
-CORE_FUNCS.update({"cross": np.cross, "vecdot": _vecdot})
+def _nonsingular(a: np.ndarray) -> np.ndarray:
+    """Per matrix: LU with partial pivoting meets no zero pivot (when
+    ``numpy.linalg.solve`` raises ``LinAlgError``; both factor with LAPACK's getrf)."""
+    return np.linalg.slogdet(a).sign != 0
+
+
+def _solve_if_none_singular(a: np.ndarray, b: np.ndarray, none_singular: np.ndarray) -> Any:
+    """``numpy.linalg.solve`` of a block, raising NumPy's error when any matrix of the
+    whole batch is singular (``none_singular`` is False), as NumPy's one call does."""
+    if not none_singular:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return np.linalg.solve(a, b)
+
+
+CORE_FUNCS.update(
+    {
+        "cross": np.cross,
+        "vecdot": _vecdot,
+        "linalg.nonsingular": _nonsingular,
+        "linalg.solve_if_none_singular": _solve_if_none_singular,
+    }
+)
 
 
 def _shape_text(*exprs: Expr) -> str:
