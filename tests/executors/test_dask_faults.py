@@ -147,7 +147,10 @@ def test_a_paused_worker_that_stalls_the_compute_is_named():
         while status != {"paused"} and time.monotonic() < deadline:
             if len(ballast) < 12:  # 20 MB more until the worker pauses
                 ballast.append(client.submit(np.ones, 2_500_000, pure=False))
-                client.gather(client.submit(len, ballast[-1]))
+                # not gathered: a worker that pauses meanwhile runs nothing more
+                made = time.monotonic() + 5
+                while ballast[-1].status == "pending" and time.monotonic() < made:
+                    time.sleep(0.05)
             time.sleep(0.6)  # the worker looks at its memory every 0.5 s
             status = {w["status"] for w in client.scheduler_info()["workers"].values()}
         assert status == {"paused"}
