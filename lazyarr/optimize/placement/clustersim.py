@@ -20,7 +20,7 @@ is one, else from the first holder; no randomness, no dict-order surprises.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -118,29 +118,60 @@ class ClusterSim:
                 return w
         return where[0]
 
-    def _copy_deltas(
-        self, block: BlockKey, target: int, deltas: dict[tuple[int, int], float]
+    def _copies(
+        self,
+        blocks: Iterable[BlockKey],
+        target: int,
+        deltas: dict[tuple[int, int], float],
+        record: bool,
     ) -> int:
-        """Add the loads of copying ``block`` to ``target``; returns raw bytes (0 if held)."""
-        if target in self.loc[block]:
-            return 0
-        size = self.size[block]
-        src = self.source_for(block, target)
-        net = size * (self.local_coeff if self.host_of[src] == self.host_of[target] else 1.0)
-        deltas[(MEMORY, target)] = deltas.get((MEMORY, target), 0.0) + size
-        deltas[(NET_IN, target)] = deltas.get((NET_IN, target), 0.0) + net
-        deltas[(NET_OUT, src)] = deltas.get((NET_OUT, src), 0.0) + net
-        return size
+        """Add the loads of copying each of ``blocks`` (distinct) to ``target`` into ``deltas``;
+        ``record``: also note the replicas (holders, bytes in, moves). Returns the raw bytes
+        copied (blocks ``target`` holds cost nothing).
+
+        One loop for a whole op (the planner's inner loop, run per input block of every
+        op it tries): each delta accumulates in the same order as block by block would.
+        """
+        loc, sizes, host_of = self.loc, self.size, self.host_of
+        here = host_of[target]
+        mem_key, in_key = (MEMORY, target), (NET_IN, target)
+        mem = deltas.get(mem_key, 0.0)
+        net_in = deltas.get(in_key, 0.0)
+        local = self.local_coeff
+        moved = 0
+        copied = False
+        for block in blocks:
+            where = loc[block]
+            if target in where:
+                continue
+            size = sizes[block]
+            src = where[0]
+            if host_of[src] != here:  # a same-host holder if there is one (source_for)
+                for w in where:
+                    if host_of[w] == here:
+                        src = w
+                        break
+            net = size * (local if host_of[src] == here else 1.0)
+            mem += size
+            net_in += net
+            out_key = (NET_OUT, src)
+            deltas[out_key] = deltas.get(out_key, 0.0) + net
+            moved += size
+            copied = True
+            if record and size:
+                where.append(target)
+                self.bytes_in[target] += size
+                self.moves += 1
+        if copied:
+            deltas[mem_key] = mem
+            deltas[in_key] = net_in
+        return moved
 
     def _op_deltas(
         self, op: SimOp, worker: int, lookahead: int | None
     ) -> dict[tuple[int, int], float]:
         deltas: dict[tuple[int, int], float] = {}
-        seen: set[BlockKey] = set()
-        for b in op.inputs:
-            if b not in seen:
-                seen.add(b)
-                self._copy_deltas(b, worker, deltas)
+        self._copies(dict.fromkeys(op.inputs), worker, deltas, record=False)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + op.size
         if lookahead is not None and lookahead != worker:
             net = op.size * (self.local_coeff if self.same_host(worker, lookahead) else 1.0)
@@ -191,10 +222,8 @@ class ClusterSim:
         Returns the raw bytes copied into ``worker``.
         """
         self._check_worker(worker)
-        moved = 0
         deltas: dict[tuple[int, int], float] = {}  # loads only grow: one apply, same maxima
-        for b in dict.fromkeys(op.inputs):
-            moved += self._copy_into(b, worker, deltas)
+        moved = self._copies(dict.fromkeys(op.inputs), worker, deltas, record=True)
         self.size[op.output] = int(op.size)
         self.loc.setdefault(op.output, []).append(worker)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + float(op.size)
@@ -205,20 +234,10 @@ class ClusterSim:
         """Copy ``block`` to ``worker`` (a replica); returns the raw bytes moved (0 if held)."""
         self._check_worker(worker)
         deltas: dict[tuple[int, int], float] = {}
-        moved = self._copy_into(block, worker, deltas)
+        moved = self._copies((block,), worker, deltas, record=True)
         if moved:
             self._apply(deltas)
         return moved
-
-    def _copy_into(self, block: BlockKey, worker: int, deltas: dict[tuple[int, int], float]) -> int:
-        """Record a replica of ``block`` on ``worker``, its loads added to ``deltas`` (not yet
-        applied); the raw bytes moved (0: held already, or empty)."""
-        size = self._copy_deltas(block, worker, deltas)
-        if size:
-            self.loc[block].append(worker)
-            self.bytes_in[worker] += size
-            self.moves += 1
-        return size
 
     def alias(self, block: BlockKey, as_block: BlockKey) -> None:
         """Let ``as_block`` name the value of ``block`` (same size and holders, no traffic)."""

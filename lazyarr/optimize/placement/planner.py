@@ -244,7 +244,8 @@ class Planner:
             op = SimOp(keys, (stage.name, idx), reads.block_nbytes(idx))
             owner = int(owners[idx])
             w = owner if owner_only else self._choose(op, owner)
-            panel = max(panel, sum(map(self.sim.size.__getitem__, set(keys))))
+            if owner_only and self.memory_limit is not None:  # only a limit asks for panels
+                panel = max(panel, sum(map(self.sim.size.__getitem__, set(keys))))
             est[idx] = self.sim.commit(op, w)
             worker[idx] = w
             off += w != owner

@@ -27,18 +27,12 @@ a library).
 from __future__ import annotations
 
 import copy
-import dis
-import functools
 import json
-import math
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from pathlib import Path
-from types import CodeType, FrameType
 from typing import Any
 
 import donfig
@@ -46,6 +40,9 @@ import platformdirs
 import yaml
 from donfig.config_obj import collect_env
 from donfig.config_obj import update as _merge_into
+
+from ._scope import SCOPED, Setting, called_as_with
+from ._units import parse_bytes, parse_duration
 
 __all__ = [
     "ConfigKeyError",
@@ -67,8 +64,8 @@ __all__ = [
 
 ENV_PREFIX = "LAZYARR_"
 ENV_FILE = "LAZYARR_CONFIG"  # names the user file; not itself a setting
-DEFAULTS_FILE = Path(__file__).with_name("config.yaml")
-SCHEMA_FILE = Path(__file__).with_name("config-schema.yaml")
+DEFAULTS_FILE = Path(__file__).parent.with_name("config.yaml")
+SCHEMA_FILE = Path(__file__).parent.with_name("config-schema.yaml")
 
 
 class ConfigKeyError(KeyError):
@@ -86,139 +83,7 @@ class _NoDefault:
 _NO_DEFAULT: Any = _NoDefault()
 
 
-# ---------------------------------------------------------------- scoped settings
-#
-# A ``with`` block's values live in an overlay held by a ContextVar, so they are seen
-# by the code of that block (and by lazyarr's worker threads, which run in a copy of
-# the caller's context) and by nobody else: two threads, or two asyncio tasks, that
-# overlap their blocks never see each other's values, and each block's exit puts back
-# exactly the overlay that was there before it.
-#
-# ``set`` cannot know from its arguments whether a ``with`` follows; it asks
-# ``called_as_with``, which reads the caller's next bytecode instruction. Where that
-# cannot tell (``ExitStack.enter_context(config.set(...))``), ``set`` applies the
-# values process-wide and ``Setting.__enter__`` takes them back (unless something
-# else replaced them meanwhile) before scoping them.
-
-SCOPED: ContextVar[Mapping[str, Any] | None] = ContextVar("lazyarr_config_scoped", default=None)
-"""The scoped values of this context: every spelling of a leaf key -> value; None if none."""
-
-_WITH_OPS = frozenset({"BEFORE_WITH", "SETUP_WITH"})  # 3.11-3.13, 3.10
-
-
-@functools.lru_cache(maxsize=1024)
-def _with_follows(code: CodeType, offset: int) -> bool:
-    after = [i.opname for i in dis.get_instructions(code) if i.offset > offset][:2]
-    if after[:1] and after[0] in _WITH_OPS:
-        return True
-    return after == ["COPY", "LOAD_SPECIAL"]  # 3.14: with looks __exit__ up first
-
-
-def called_as_with(frame: FrameType | None) -> bool:
-    """Whether the call that ``frame`` is making is the head of a ``with`` statement.
-
-    False where it cannot tell (another interpreter, a call made from C).
-    """
-    if frame is None or sys.implementation.name != "cpython" or frame.f_lasti < 0:
-        return False
-    return _with_follows(frame.f_code, frame.f_lasti)
-
-
-class Setting:
-    """What ``config.set`` returns: values already process-wide, or (``with``) scoped.
-
-    ``values``: every spelling of each key set -> its checked value; ``canonical``:
-    the same for the canonical spelling only. ``undo``: takes back a process-wide
-    application (None when the values were never applied process-wide).
-    """
-
-    def __init__(
-        self,
-        values: Mapping[str, Any],
-        canonical: Mapping[str, Any],
-        undo: Callable[[], None] | None,
-    ) -> None:
-        self._values = dict(values)
-        self.values = dict(canonical)
-        self._undo = undo
-        self._previous: list[Mapping[str, Any] | None] = []
-
-    def __enter__(self) -> Setting:
-        if self._undo is not None:  # set() could not tell that a with would follow
-            self._undo()
-            self._undo = None
-        previous = SCOPED.get()
-        self._previous.append(previous)
-        SCOPED.set({**previous, **self._values} if previous else self._values)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        SCOPED.set(self._previous.pop())
-
-    def __repr__(self) -> str:
-        return f"<lazyarr config setting {self.values!r}>"
-
-
-# ---------------------------------------------------------------- byte sizes, durations
-
-_NUMBER_UNIT = re.compile(r"\s*((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
-_BYTE_UNITS = {"": 1, "b": 1} | {
-    prefix + suffix: base**power  # k kb ki kib, m mb mi mib, ...
-    for power, prefix in enumerate("kmgtp", start=1)
-    for suffix, base in (("", 1000), ("b", 1000), ("i", 1024), ("ib", 1024))
-}
-_SECOND_UNITS = {"": 1.0, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def _number_and_unit(value: object, units: Mapping[str, float], what: str) -> tuple[float, float]:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected {what}, got {value!r}")
-    if isinstance(value, str):
-        match = _NUMBER_UNIT.fullmatch(value)
-        if match is None or match.group(2).lower() not in units:
-            raise ValueError(f"expected {what}, got {value!r}")
-        number, scale = float(match.group(1)), units[match.group(2).lower()]
-    else:
-        number, scale = value, 1
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"expected {what}, got {value!r}")
-    return number, scale
-
-
 _SCALARS = (str, int, float, bool, type(None))
-
-
-def parse_bytes(value: str | int | float) -> int:
-    """Return a byte count: ``"64MiB"`` -> 67108864, ``"4GB"`` -> 4000000000, ``1000`` -> 1000.
-
-    Parsed values are remembered (computes read the same settings every time).
-    """
-    if isinstance(value, (str, int, float)):
-        return _parse_bytes_cached(value)
-    return _parse_bytes(value)
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_bytes_cached(value: str | int | float) -> int:
-    return _parse_bytes(value)
-
-
-def _parse_bytes(value: str | int | float) -> int:
-    """Parse without the cache (and raise for values of the wrong type).
-
-    Units as in ``dask.utils.parse_bytes`` (B, kB/KiB ... PB/PiB, case-insensitive),
-    written here so that reading the config never imports Dask.
-    """
-    number, scale = _number_and_unit(value, _BYTE_UNITS, "a byte size such as '64MiB'")
-    if isinstance(number, int):
-        return number * int(scale)
-    return int(number * scale)
-
-
-def parse_duration(value: str | int | float) -> float:
-    """Return seconds: ``"10s"`` -> 10.0, ``"500ms"`` -> 0.5, ``"2m"`` -> 120.0, ``3`` -> 3.0."""
-    number, scale = _number_and_unit(value, _SECOND_UNITS, "a duration such as '10s'")
-    return float(number * scale)
 
 
 _FORMATS = {"bytes": parse_bytes, "duration": parse_duration}
