@@ -124,6 +124,7 @@ class ClusterSim:
         target: int,
         deltas: dict[tuple[int, int], float],
         record: bool,
+        held: list[int] | None = None,
     ) -> int:
         """Add the loads of copying each of ``blocks`` (distinct) to ``target`` into ``deltas``;
         ``record``: also note the replicas (holders, bytes in, moves). Returns the raw bytes
@@ -131,6 +132,7 @@ class ClusterSim:
 
         One loop for a whole op (the planner's inner loop, run per input block of every
         op it tries): each delta accumulates in the same order as block by block would.
+        ``held``: a one-item list to which the bytes of every block are added (copied or not).
         """
         loc, sizes, host_of = self.loc, self.size, self.host_of
         here = host_of[target]
@@ -140,11 +142,15 @@ class ClusterSim:
         local = self.local_coeff
         moved = 0
         copied = False
+        total = 0
         for block in blocks:
             where = loc[block]
             if target in where:
+                if held is not None:
+                    total += sizes[block]
                 continue
             size = sizes[block]
+            total += size
             src = where[0]
             if host_of[src] != here:  # a same-host holder if there is one (source_for)
                 for w in where:
@@ -162,6 +168,8 @@ class ClusterSim:
                 where.append(target)
                 self.bytes_in[target] += size
                 self.moves += 1
+        if held is not None:
+            held[0] += total
         if copied:
             deltas[mem_key] = mem
             deltas[in_key] = net_in
@@ -216,14 +224,15 @@ class ClusterSim:
         self._check_worker(worker)
         return self._objective_with(self._op_deltas(op, worker, lookahead))
 
-    def commit(self, op: SimOp, worker: int) -> int:
+    def commit(self, op: SimOp, worker: int, held: list[int] | None = None) -> int:
         """Run ``op`` on ``worker``: copy missing inputs there, add the output.
 
-        Returns the raw bytes copied into ``worker``.
+        Returns the raw bytes copied into ``worker``; ``held``: a one-item list to which
+        the bytes of all the op's distinct inputs are added (its working set).
         """
         self._check_worker(worker)
         deltas: dict[tuple[int, int], float] = {}  # loads only grow: one apply, same maxima
-        moved = self._copies(dict.fromkeys(op.inputs), worker, deltas, record=True)
+        moved = self._copies(dict.fromkeys(op.inputs), worker, deltas, True, held)
         self.size[op.output] = int(op.size)
         self.loc.setdefault(op.output, []).append(worker)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + float(op.size)

@@ -244,9 +244,9 @@ class Planner:
             op = SimOp(keys, (stage.name, idx), reads.block_nbytes(idx))
             owner = int(owners[idx])
             w = owner if owner_only else self._choose(op, owner)
-            if owner_only and self.memory_limit is not None:  # only a limit asks for panels
-                panel = max(panel, sum(map(self.sim.size.__getitem__, set(keys))))
-            est[idx] = self.sim.commit(op, w)
+            inputs = [0]  # the bytes of the block's distinct inputs: its panels
+            est[idx] = self.sim.commit(op, w, inputs)
+            panel = max(panel, inputs[0])
             worker[idx] = w
             off += w != owner
         moves = self.sim.moves - start
