@@ -124,14 +124,17 @@ class NumbaKernels:
 
     def generate(self, expr: Expr) -> SourceFn:
         """Regions of the source ``expr``: uniform random draws compiled, others NumPy's."""
+        reference = self.reference.generate(expr)
         if numba_random.supports(expr) and expr.nbytes >= self.min_bytes:
             try:
-                return numba_random.random_source(expr, self.options)
+                compiled = numba_random.random_source(expr, self.options)
             except CANNOT_COMPILE as e:
                 reason = f"{type(e).__name__}: {e}"
                 self.fallbacks[expr.key] = reason
                 _warn_once(reason)
-        return self.reference.generate(expr)
+            else:
+                return numba_random.by_size(compiled, reference)
+        return reference
 
     def map(self, stage: Any) -> MapFn:
         if _all_elementwise(stage.members) and not self._small(stage):

@@ -77,8 +77,12 @@ def test_numba_kernel_set_compiles_uniform_sources_only_above_the_threshold():
     r = (slice(3, 997),)
     np.testing.assert_array_equal(fast(r), ref(r))
     np.testing.assert_array_equal(slow(r), ref(r))
-    assert fast.__qualname__.startswith("random_source")
-    assert not slow.__qualname__.startswith("random_source")
+    assert fast.__qualname__.startswith("by_size")
+    assert not slow.__qualname__.startswith("by_size")
+    # big regions go to the reference kernel (faster per element), same values
+    big = NumbaKernels(Options(), min_bytes=0).generate(_expr((5000,)))
+    r = (slice(0, numba_random.COMPILED_MAX_ELEMENTS + 1),)
+    np.testing.assert_array_equal(big(r), ReferenceKernels().generate(_expr((5000,)))(r))
 
 
 @pytest.mark.parametrize("chunks", [1, 7, 100, (3, 5), -1])
