@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import dask
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from dask.task_spec import Task, TaskRef
 from distributed import Client, Future
@@ -114,6 +115,10 @@ class DaskGraph:
             self._futures.clear()
             return {}
         keys = list(keys)
-        futures = client.get(self.high_level_graph(), keys, sync=False)
+        # one graph per compute is the design (one message, not one per task), and user data
+        # is scattered, not embedded: Dask's big-graph advice ("load the data with Dask
+        # directly") does not apply to a compute of many small blocks
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1PiB"}):
+            futures = client.get(self.high_level_graph(), keys, sync=False)
         self._futures.clear()
         return dict(zip(keys, futures))

@@ -276,6 +276,17 @@ def test_tiny_blocks_of_a_users_array_travel_in_slabs(dask_ex, graph_log):
     assert len(scattered) == 2 and not any("-slab-" in k for k in scattered)
 
 
+def test_a_big_graph_is_sent_without_dasks_big_graph_warning(dask_ex):
+    """lazyarr sends a compute as one graph by design; Dask's advice for big graphs does not
+    apply (warnings are errors here: the threshold is lowered so this small graph is 'big')."""
+    import dask
+
+    x = la.asarray(np.arange(400.0), chunks=10)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1kB"}):
+        got = (x * 2).sum().compute(executor="dask")
+    assert got == np.arange(400.0).sum() * 2
+
+
 def test_persisting_scattered_data_alone_sends_no_graph(dask_ex, graph_log):
     data = np.arange(7.0)
     p = la.asarray(data, chunks=3).persist(executor="dask")
