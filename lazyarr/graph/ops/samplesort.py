@@ -1,0 +1,202 @@
+"""Sample sort of a 1-d array over its blocks: the output keeps the input's chunks.
+
+Every element has a unique key ``(value, block i, position p in the sorted
+block)``: values compare as ``np.sort`` orders them (NaN last), ties by
+block, then by position. Blocks are sorted stably, so for equal values the
+key order is the input order: the sort is stable across blocks.
+
+Stages (``b_i``: rows of block ``i``, ``nb`` blocks, ``n`` elements):
+
+1. ``L = local``: each block sorted on its own (``arg``: the global indices
+   of its elements in that order, ``LI``). Map, blocks kept.
+2. ``S = samples``: block ``i`` keeps every ``g_i``-th element of ``L_i``
+   (positions ``0, g_i, 2 g_i, ...``, ``g_i = ceil(b_i / k)``); so at most
+   ``g_i`` elements of ``L_i`` lie from one of its samples to the next.
+3. ``C = candidates``: the sample ids in key order (one small block).
+4. ``N = counts``: row ``i`` (one block each) is, per candidate, how many
+   elements of ``L_i`` have smaller keys (one ``searchsorted`` per
+   candidate). Its column sums ``R`` are the candidates' global ranks.
+5. Output block ``j`` holds the ranks ``[start_j, stop_j)`` (the input's
+   chunks). For a boundary rank ``r``, the candidates ``lo`` (the last with
+   rank ``<= r``; the smallest candidate has rank 0) and ``hi`` (the next)
+   bracket it; block ``i`` has ``N[i, hi] - N[i, lo] <= g_i`` elements
+   between them (its own samples are candidates). ``E = brackets``: block
+   ``(i, j)`` holds those elements, padded to ``cap = max g_i`` (static).
+6. ``O = offsets``: column ``j`` (one block) merges the brackets of
+   boundary ``j`` and counts, per block ``i``, how many of its elements
+   rank below ``start_j``: ``O[i, j]``.
+7. ``exchange``: a reduction whose partial ``(j, i)`` reads ``L_i`` where it
+   lives (plus two small columns of ``O``) and keeps the slice
+   ``L_i[O[i, j]:O[i, j + 1]]``; the finalize of block ``j`` merges the
+   slices (a stable sort of runs in block order). So each element travels
+   once, from the worker of its input block to the one of its output block.
+
+A plain map cannot be the exchange: its regions are static, so each output
+block would read every ``L_i`` whole. The reduction's partial states may be
+of any size (:meth:`ReduceOp.partial_regions` lets a partial read the small
+``O`` beside its body block). Small stages (2 to 6) move about
+``nb * k`` samples, ``nb * nb * k`` counts and ``nb * (nb + 1) * cap``
+bracket elements, ``~ n * nb / k``; ``k`` grows with the number of blocks
+(:func:`samples_per_block`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import accumulate
+from typing import ClassVar
+
+import numpy as np
+
+from lazyarr.graph.chunks import blocks_in_range
+from lazyarr.graph.expr import Expr, MapOp, ReduceOp, Region
+
+__all__ = [
+    "Exchange",
+    "SampleSortStage",
+    "sample_positions",
+    "samples_per_block",
+    "samplesort",
+]
+
+
+def samples_per_block(nb: int) -> int:
+    """Samples ``k`` per block: brackets (``~ n nb / k``) stay a small share of the data."""
+    return max(4, min(32 * nb, 4096))
+
+
+def _gap(b: int, k: int) -> int:
+    return max(1, -(-b // k))
+
+
+def sample_positions(rows: tuple[int, ...], k: int) -> tuple[tuple[int, int], ...]:
+    """``(block, position in its sorted block)`` of every sample, in that order."""
+    return tuple((i, p) for i, b in enumerate(rows) for p in range(0, b, _gap(b, k)))
+
+
+def _starts(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(accumulate(sizes, initial=0))
+
+
+@dataclasses.dataclass(frozen=True)
+class SampleSortStage(MapOp):
+    """One map stage of the sample sort of a 1-d array in blocks ``rows``.
+
+    ``part``: ``local`` (input x), ``samples`` (L), ``candidates`` (S),
+    ``counts`` (L, S, C), ``brackets`` (L, N), ``offsets`` (E, N). See the
+    module docstring.
+    """
+
+    name = "samplesort"
+    part: str = "local"
+    rows: tuple[int, ...] = ()
+    k: int = 4
+    arg: bool = False
+
+    def label(self) -> str:
+        return f"samplesort.{self.part}"
+
+    @property
+    def nb(self) -> int:
+        return len(self.rows)
+
+    @property
+    def n(self) -> int:
+        return sum(self.rows)
+
+    def sample_counts(self) -> tuple[int, ...]:
+        return tuple(len(range(0, b, _gap(b, self.k))) for b in self.rows)
+
+    def cap(self) -> int:
+        return max(_gap(b, self.k) for b in self.rows)
+
+    def _rows_of(self, sizes: tuple[int, ...], s: slice) -> slice:
+        """The region of ``L`` under output blocks ``sizes`` that ``s`` touches."""
+        blocks = blocks_in_range(sizes, s.start, s.stop)
+        st = _starts(self.rows)
+        return slice(st[blocks[0]], st[blocks[-1] + 1])
+
+    def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
+        whole = tuple(tuple(slice(0, n) for n in e.shape) for e in expr.inputs)
+        if self.part == "local":
+            return (out,)
+        if self.part == "samples":
+            return ((self._rows_of(self.sample_counts(), out[0]),),)
+        if self.part == "candidates":
+            return whole
+        if self.part == "counts":
+            return ((self._rows_of((1,) * self.nb, out[0]),), whole[1], whole[2])
+        if self.part == "brackets":
+            return ((self._rows_of((1,) * self.nb, out[0]),), whole[1])
+        # offsets: the brackets of the boundaries asked for, all counts
+        e = expr.inputs[0]
+        return ((slice(0, self.nb), out[1], slice(0, e.shape[2])), whole[1])
+
+
+def _stage(part: str, x: Expr, inputs: tuple[Expr, ...], shape, dtype, chunks, k: int) -> Expr:
+    op = SampleSortStage(part=part, rows=x.chunks[0], k=k)
+    return Expr(op, inputs, shape, dtype, chunks)
+
+
+@dataclasses.dataclass(frozen=True)
+class Exchange(ReduceOp):
+    """Output block ``j``: the slices ``L_i[O[i, j]:O[i, j + 1]]`` merged (inputs L[, LI], O).
+
+    The partials tile a virtual ``(nb, n)`` grid: body block ``(j, i)`` is
+    the slice of ``L_i`` for output block ``j``; it reads ``L_i`` (and
+    ``LI_i``) and columns ``j, j + 1`` of ``O``. ``arg``: the output is the
+    global indices ``LI`` carried along.
+    """
+
+    name = "samplesort.exchange"
+    own_partials: ClassVar[bool] = True
+    rows: tuple[int, ...] = ()
+    arg: bool = False
+    axes: tuple[int, ...] = (1,)
+
+    def label(self) -> str:
+        return "samplesort.exchange"
+
+    def body_chunks(self, expr: Expr) -> tuple[tuple[int, ...], ...]:
+        return ((1,) * len(self.rows), self.rows)
+
+    def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
+        j = body[0].start
+        o = (slice(0, len(self.rows)), slice(j, j + 2))
+        rows = (body[1],)
+        return (rows, rows, o) if self.arg else (rows, o)
+
+    def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
+        per = expr.inputs[0].dtype.itemsize + (8 if self.arg else 0)
+        return -(-body_sizes * per // max(1, len(self.rows)))  # a 1/nb share, on average
+
+
+def samplesort(x: Expr, arg: bool = False, k: int | None = None) -> Expr:
+    """Ascending stable sort (``arg``: argsort) of the 1-d ``x``; the result keeps its chunks.
+
+    ``x`` needs at least one element. ``k``: samples per block (default
+    :func:`samples_per_block`).
+    """
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"samplesort: a non-empty 1-d array is needed (got shape {x.shape})")
+    rows = x.chunks[0]
+    nb, n = len(rows), x.shape[0]
+    k = samples_per_block(nb) if k is None else int(k)
+    intp = np.dtype(np.intp)
+    local = _stage("local", x, (x,), x.shape, x.dtype, x.chunks, k)
+    values = [local]
+    if arg:
+        op = SampleSortStage(part="local", rows=rows, k=k, arg=True)
+        values.append(Expr(op, (x,), x.shape, intp, x.chunks))
+    probe = SampleSortStage(rows=rows, k=k)
+    counts_per = probe.sample_counts()
+    m = sum(counts_per)
+    s = _stage("samples", x, (local,), (m,), x.dtype, (counts_per,), k)
+    c = _stage("candidates", x, (s,), (m,), intp, ((m,),), k)
+    ncount = _stage("counts", x, (local, s, c), (nb, m), intp, ((1,) * nb, (m,)), k)
+    cap = probe.cap()
+    e_chunks = ((1,) * nb, (1,) * (nb + 1), (cap,))
+    e = _stage("brackets", x, (local, ncount), (nb, nb + 1, cap), x.dtype, e_chunks, k)
+    o = _stage("offsets", x, (e, ncount), (nb, nb + 1), intp, ((nb,), (1,) * (nb + 1)), k)
+    ex = Exchange(rows=rows, arg=bool(arg))
+    return Expr(ex, (*values, o), (n,), intp if arg else x.dtype, x.chunks)
