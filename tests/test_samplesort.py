@@ -1,0 +1,209 @@
+"""The sample sort of 1-d arrays in several blocks (``graph/ops/samplesort.py``).
+
+Against NumPy on the numpy and numba executors (``assert_eq``: passes on
+and off), on dask in ``tests/executors/test_samplesort_dask.py``; plus the
+structure that makes it distributed: the result keeps the input's blocks,
+and no task reads more than one block of the data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarr as la
+from lazyarr import api
+from lazyarr._array import wrap
+from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, samplesort
+from lazyarr.optimize.lower import lower
+from lazyarr.optimize.tasks import TaskKind
+from lazyarr.testing import assert_eq
+
+EXECUTORS = ["numpy", "numba"]
+
+CHUNKINGS = [
+    (1,) * 9,
+    (4, 5),
+    (2, 0, 3, 0, 0, 4),
+    (0, 9),
+    (8, 1),
+    (1, 1, 7),
+]
+
+
+def desc_argsort(x: np.ndarray) -> np.ndarray:
+    """Descending argsort with ties in input order (the reversed-line recipe)."""
+    return x.size - 1 - np.flip(np.argsort(np.flip(x), kind="stable"))
+
+
+def check(x: np.ndarray, chunks: tuple[int, ...]) -> None:
+    """sort and argsort, both directions, keep ``chunks`` and equal NumPy's."""
+    a = la.asarray(x, chunks=(chunks,))
+    cases = [
+        (la.sort(a), np.sort(x)),
+        (la.argsort(a), np.argsort(x, kind="stable")),
+        (la.sort(a, descending=True), np.flip(np.sort(np.flip(x)))),
+        (la.argsort(a, descending=True), desc_argsort(x)),
+    ]
+    for got, want in cases:
+        assert got.chunks == (chunks,)
+        assert_eq(got, want, executors=EXECUTORS)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_float64_over_uneven_chunkings(chunks):
+    x = np.random.default_rng(sum(chunks) + len(chunks)).standard_normal(9)
+    check(x, chunks)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([5, -3, 7, 7, 0, -3, 127, -128, 1], dtype=np.int8),
+        np.array([2**40, 3, -(2**40), 3, 0, 9, 9, 1, 2], dtype=np.int64),
+        np.array([7, 3, 0, 3, 65535, 9, 1, 1, 2], dtype=np.uint16),
+        np.array([True, False, True, True, False, False, True, False, True]),
+        np.array([np.nan, 1.0, -0.0, np.nan, 0.0, -np.inf, np.inf, 1.0, np.nan]),
+        np.array([3.5, 1.25, -2.0, 3.5, 0.5, 3.5, 9.0, -1.0, 0.0], dtype=np.float32),
+    ],
+    ids=["int8", "int64", "uint16", "bool", "float-nan-zeros-inf", "float32"],
+)
+def test_dtypes(x):
+    check(x, (2, 0, 3, 1, 3))
+
+
+@pytest.mark.parametrize("chunks", [(1,) * 9, (3, 3, 3), (2, 0, 7)])
+def test_duplicates(chunks):
+    check(np.full(9, 4.0), chunks)
+    check(np.array([1, 0, 1, 1, 0, 0, 1, 0, 1]), chunks)
+
+
+def test_many_duplicates_with_few_samples():
+    """All equal and two values over 12 blocks with k = 2: brackets stay bounded, ties stable."""
+    for x in (np.zeros(200, dtype=np.int32), np.arange(200) % 2):
+        a = la.asarray(x, chunks=((17,) * 11 + (13,),))
+        got = wrap(samplesort(a._expr, arg=True, k=2)).compute(executor="numpy")
+        np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
+        got = wrap(samplesort(a._expr, k=2)).compute(executor="numba")
+        np.testing.assert_array_equal(got, np.sort(x))
+
+
+def test_stable_argsort_ties_across_blocks():
+    x = np.array([3, 1, 3, 1, 2, 3, 1, 2] * 5)
+    a = la.asarray(x, chunks=3)
+    assert_eq(la.argsort(a), np.argsort(x, kind="stable"), executors=EXECUTORS)
+    assert_eq(la.argsort(a, descending=True), desc_argsort(x), executors=EXECUTORS)
+
+
+def test_empty_and_single_block_keep_the_one_block_sort():
+    for x, chunks in [(np.zeros(0), ((0,),)), (np.array([2.0, 1.0]), ((2,),))]:
+        a = la.asarray(x, chunks=chunks)
+        plan = api.make_plan([la.sort(a)._expr], "numpy", ())
+        assert not any(isinstance(s.expr.op, SampleSortStage) for s in plan.stages.values())
+        assert_eq(la.sort(a), np.sort(x), executors=EXECUTORS)
+
+
+def test_fallbacks_to_one_block():
+    """Complex values, 2-d arrays and argsort of NumPy's unstable kinds keep one block."""
+    c = la.asarray(np.array([1 + 2j, 1 - 1j, 0j, 3 + 0j]), chunks=2)
+    assert la.sort(c).chunks == ((4,),)
+    x = np.array([2.0, 1.0, 2.0, 0.0])
+    a = la.asarray(x, chunks=2)
+    assert np.argsort(a).chunks == ((4,),)  # NumPy's default kind orders ties its own way
+    assert_eq(np.argsort(a), np.argsort(x), executors=EXECUTORS)
+    assert np.sort(a).chunks == ((2, 2),)  # values do not depend on how ties are ordered
+    assert la.sort(la.asarray(np.ones((2, 4)), chunks=2), axis=1).chunks == ((2,), (4,))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_hypothesis_chunkings(data):
+    sizes = data.draw(st.lists(st.integers(0, 6), min_size=2, max_size=6))
+    n = sum(sizes)
+    if n == 0:
+        sizes[0] = n = 1
+    kind = data.draw(st.sampled_from(["float64", "int16", "bool", "dup"]))
+    seed = data.draw(st.integers(0, 1000))
+    rng = np.random.default_rng(seed)
+    if kind == "float64":
+        x = rng.standard_normal(n)
+        x[rng.random(n) < 0.2] = np.nan
+    elif kind == "dup":
+        x = rng.integers(0, 2, n).astype(float)
+    elif kind == "bool":
+        x = rng.random(n) < 0.5
+    else:
+        x = rng.integers(-5, 5, n).astype(np.int16)
+    a = la.asarray(x, chunks=(tuple(sizes),))
+    k = data.draw(st.integers(1, 5))
+    got = wrap(samplesort(a._expr, arg=True, k=k)).compute(executor="numpy")
+    np.testing.assert_array_equal(got, np.argsort(x, kind="stable"))
+    got = wrap(samplesort(a._expr, k=k)).compute(executor="numpy")
+    np.testing.assert_array_equal(got, np.sort(x))
+
+
+def _reads_of_data(graph, n: int) -> list[tuple[str, int, int]]:
+    """Per task: its stage's op label, the most blocks it reads of one data array, elements read.
+
+    "Data" is every array of ``n`` elements (the input, the sorted blocks,
+    their indices): what a sort must not gather into one task.
+    """
+    out = []
+    for task in graph.tasks:
+        stage = graph.stages[task.stage]
+        blocks: dict[int, int] = {}
+        read = 0
+        for pos, b in task.inputs or ():
+            e = stage.input_exprs[pos]
+            if e.shape == (n,):
+                blocks[pos] = blocks.get(pos, 0) + 1
+                read += e.chunks[0][b[0]]
+        out.append((stage.expr.op.label(), max(blocks.values(), default=0), read))
+    return out
+
+
+@pytest.mark.parametrize("arg", [False, True])
+def test_no_task_reads_more_than_its_block(arg):
+    """Each task reads at most one block of data; the exchange reads the data once."""
+    n, chunks = 8 * 500, (500,) * 8
+    a = la.asarray(np.random.default_rng(0).random(n), chunks=(chunks,))
+    y = la.argsort(a) if arg else la.sort(a)
+    assert y.chunks == (chunks,)
+    plan = api.make_plan([y._expr], "numpy", ())
+    graph = lower(plan)
+    reads = _reads_of_data(graph, n)
+    assert max(most for _, most, _ in reads) == 1
+    partials = [r for label, _, r in reads if label == "samplesort.exchange"]
+    assert len(partials) == 8 * 8 + 8  # a partial per (output, input) block, a finalize each
+    arrays = 2 if arg else 1  # the sorted blocks, and their global indices for argsort
+    assert sum(partials) == arrays * 8 * n  # each partial reads its own block (in place) ...
+    ex = [s for s in graph.stages if isinstance(s.expr.op, Exchange)]
+    assert len(ex) == 1
+    # ... and keeps only its slice: the states the finalizes merge are n elements in all
+    got = y.compute(executor="numpy")
+    assert got.shape == (n,)
+
+
+def test_exchange_partials_placed_on_block_owners():
+    """On 4 workers: each exchange partial runs where its sorted block lives."""
+    from lazyarr.graph import build
+    from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
+    from lazyarr.optimize.plan import Plan
+
+    workers = tuple(f"w{i}" for i in range(4))
+    ctx = PassContext(n_workers=4, workers=workers, hosts=("h0",) * 4, check=True)
+    x = la.random.random(80_000, chunks=10_000, seed=1)
+    plan = optimize(Plan.from_graph(build([la.sort(x)._expr])), tuple(PASSES), ctx)
+    stages = {s.expr.op.label(): s for s in plan.stages.values()}
+    local, ex = stages["samplesort.local"], stages["samplesort.exchange"]
+    graph = lower(plan)
+    si = next(i for i, s in enumerate(graph.stages) if s.expr.op.label() == "samplesort.exchange")
+    partials = [t for t in graph.tasks if t.stage == si and t.kind == TaskKind.PARTIAL]
+    assert len(partials) == 64
+    owner = local.worker.ravel()
+    placed = [t.worker for t in partials]
+    at_home = sum(int(w) == int(owner[t.region[1].start // 10_000]) for w, t in zip(placed, partials))
+    assert ex is not None
+    assert at_home >= 48, (placed, owner)
