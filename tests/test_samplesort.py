@@ -187,7 +187,8 @@ def test_no_task_reads_more_than_its_block(arg):
 
 
 def test_exchange_partials_placed_on_block_owners():
-    """On 4 workers: each exchange partial runs where its sorted block lives."""
+    """On 4 workers: each exchange partial runs where its sorted block lives, and the slices
+    of one output block are combined once per worker, then once on the block's owner."""
     from lazyarr.graph import build
     from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
     from lazyarr.optimize.plan import Plan
@@ -196,14 +197,24 @@ def test_exchange_partials_placed_on_block_owners():
     ctx = PassContext(n_workers=4, workers=workers, hosts=("h0",) * 4, check=True)
     x = la.random.random(80_000, chunks=10_000, seed=1)
     plan = optimize(Plan.from_graph(build([la.sort(x)._expr])), tuple(PASSES), ctx)
-    stages = {s.expr.op.label(): s for s in plan.stages.values()}
-    local, ex = stages["samplesort.local"], stages["samplesort.exchange"]
     graph = lower(plan)
-    si = next(i for i, s in enumerate(graph.stages) if s.expr.op.label() == "samplesort.exchange")
-    partials = [t for t in graph.tasks if t.stage == si and t.kind == TaskKind.PARTIAL]
-    assert len(partials) == 64
+    si = next(i for i, s in enumerate(graph.stages) if isinstance(s.expr.op, Exchange))
+    local = next(s for s in graph.stages if s.expr.op.label() == "samplesort.local")
     owner = local.worker.ravel()
-    placed = [t.worker for t in partials]
-    at_home = sum(int(w) == int(owner[t.region[1].start // 10_000]) for w, t in zip(placed, partials))
-    assert ex is not None
-    assert at_home >= 48, (placed, owner)
+    tasks = [t for t in graph.tasks if t.stage == si]
+    partials = [t for t in tasks if t.kind == TaskKind.PARTIAL]
+    assert len(partials) == 64
+    assert all(t.worker == owner[t.region[1].start // 10_000] for t in partials)
+    out_owner = graph.stages[si].worker.ravel()
+    for j in range(8):
+        steps = [t for t in tasks if t.kind == TaskKind.COMBINE and t.index == (j,)]
+        crossing = [t for t in steps if len({graph.tasks[d].worker for d in t.deps}) > 1]
+        assert len(crossing) == 1 and crossing[0].worker == out_owner[j]
+
+
+def test_gathering_combine_schedule():
+    """Local folds first, then one step on the owner (each part moves at most once)."""
+    from lazyarr.optimize.placement.planner import combine_schedule
+
+    steps = combine_schedule([0, 1, 0, 1, 2, 3, 2, 3], owner=3, gather=True)
+    assert steps == [(5, 7, 3), (0, 2, 0), (1, 3, 1), (4, 6, 2), (8, 9, 10, 11, 3)]

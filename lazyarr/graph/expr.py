@@ -96,6 +96,10 @@ class ReduceOp(Op):
         """
         return expr.inputs[0].chunks
 
+    gathers: ClassVar[bool] = False
+    """Whether a combined state is as big as its parts together (the parts are kept, not
+    folded): then states are combined once per worker and once on the block's owner, never
+    passed along a tree (``optimize/placement/planner.py``)."""
     own_partials: ClassVar[bool] = False
     """Whether the partials read :meth:`partial_regions` (else: their body block of input 0)."""
 

@@ -150,6 +150,7 @@ class Exchange(ReduceOp):
 
     name = "samplesort.exchange"
     own_partials: ClassVar[bool] = True
+    gathers: ClassVar[bool] = True
     rows: tuple[int, ...] = ()
     arg: bool = False
     axes: tuple[int, ...] = (1,)
