@@ -218,3 +218,17 @@ def test_gathering_combine_schedule():
 
     steps = combine_schedule([0, 1, 0, 1, 2, 3, 2, 3], owner=3, gather=True)
     assert steps == [(5, 7, 3), (0, 2, 0), (1, 3, 1), (4, 6, 2), (8, 9, 10, 11, 3)]
+
+
+def test_stable_values_keep_signed_zeros_and_nans_in_input_order():
+    """Sorted by NumPy's fastest kind, then -0.0/0.0 and NaN runs put back: bit for bit stable."""
+    from lazyarr.kernels.reference.samplesort import stable_values
+
+    rng = np.random.default_rng(0)
+    pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf])
+    for _ in range(50):
+        v = rng.choice(pool, size=int(rng.integers(0, 30)))
+        assert stable_values(v).tobytes() == np.sort(v, kind="stable").tobytes()
+    x = rng.choice(pool, size=40)
+    got = la.sort(la.asarray(x, chunks=7)).compute(executor="numpy")
+    assert got.tobytes() == np.sort(x, kind="stable").tobytes()

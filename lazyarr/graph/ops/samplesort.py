@@ -118,8 +118,8 @@ class SampleSortStage(MapOp):
 
     def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
         whole = tuple(tuple(slice(0, n) for n in e.shape) for e in expr.inputs)
-        if self.part == "local":
-            return (out,)
+        if self.part == "local":  # x, or x and its sorting indices
+            return (out,) * len(expr.inputs)
         if self.part == "samples":
             return ((self._rows_of(self.sample_counts(), out[0]),),)
         if self.part == "candidates":
@@ -133,8 +133,10 @@ class SampleSortStage(MapOp):
         return ((slice(0, self.nb), out[1], slice(0, e.shape[2])), whole[1])
 
 
-def _stage(part: str, x: Expr, inputs: tuple[Expr, ...], shape, dtype, chunks, k: int) -> Expr:
-    op = SampleSortStage(part=part, rows=x.chunks[0], k=k)
+def _stage(
+    part: str, x: Expr, inputs: tuple[Expr, ...], shape, dtype, chunks, k: int, **kw
+) -> Expr:
+    op = SampleSortStage(part=part, rows=x.chunks[0], k=k, **kw)
     return Expr(op, inputs, shape, dtype, chunks)
 
 
@@ -173,7 +175,7 @@ class Exchange(ReduceOp):
 
 
 def samplesort(x: Expr, arg: bool = False, k: int | None = None) -> Expr:
-    """Ascending stable sort (``arg``: argsort) of the 1-d ``x``; the result keeps its chunks.
+    """Ascending stable sort (``arg``: argsort) of the 1-d ``x``, keeping its chunks.
 
     ``x`` needs at least one element. ``k``: samples per block (default
     :func:`samples_per_block`).
@@ -184,11 +186,13 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None) -> Expr:
     nb, n = len(rows), x.shape[0]
     k = samples_per_block(nb) if k is None else int(k)
     intp = np.dtype(np.intp)
-    local = _stage("local", x, (x,), x.shape, x.dtype, x.chunks, k)
-    values = [local]
-    if arg:
-        op = SampleSortStage(part="local", rows=rows, k=k, arg=True)
-        values.append(Expr(op, (x,), x.shape, intp, x.chunks))
+    if arg:  # the sorted values are taken by the indices: one sort per block
+        idx = _stage("local", x, (x,), x.shape, intp, x.chunks, k, arg=True)
+        local = _stage("local", x, (x, idx), x.shape, x.dtype, x.chunks, k)
+        values = [local, idx]
+    else:
+        local = _stage("local", x, (x,), x.shape, x.dtype, x.chunks, k)
+        values = [local]
     probe = SampleSortStage(rows=rows, k=k)
     counts_per = probe.sample_counts()
     m = sum(counts_per)

@@ -39,16 +39,39 @@ def _boundary(op: SampleSortStage, j: int) -> int:
     return sum(op.rows[:j])
 
 
-def _local(op: SampleSortStage, out: Region, x: np.ndarray) -> np.ndarray:
+def stable_values(v: np.ndarray) -> np.ndarray:
+    """``np.sort(v, kind="stable")`` by NumPy's fastest sort.
+
+    Equal values are identical but for floats' ``-0.0``/``0.0`` and NaNs
+    (payloads, signs): those runs are put back in input order.
+    """
+    out = np.sort(v)
+    if v.dtype.kind != "f" or out.size == 0:
+        return out
+    zero = v == 0
+    nz = int(np.count_nonzero(zero))
+    if nz:
+        lo = int(np.searchsorted(out, 0, side="left"))
+        out[lo : lo + nz] = v[zero]
+    nan = np.isnan(v)
+    nn = int(np.count_nonzero(nan))
+    if nn:
+        out[out.size - nn :] = v[nan]
+    return out
+
+
+def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) -> np.ndarray:
+    if idx:  # the values in the order of their (global) sorting indices
+        return x[idx[0] - out[0].start]
     if not op.arg:
-        return np.sort(x, kind="stable")
+        return stable_values(x)
     return np.argsort(x, kind="stable").astype(np.intp) + out[0].start
 
 
 def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.ndarray:
     part = op.part
     if part == "local":
-        return _local(op, out, a[0])
+        return _local(op, out, *a)
     if part == "samples":
         (lv,) = a
         if lv.size == 0:
@@ -117,7 +140,7 @@ def _finalize(op: Exchange, expr: Expr, state: State) -> np.ndarray:
         return np.empty((0,), dtype=expr.dtype)
     vals = np.concatenate([p[0] for p in pieces])
     if not op.arg:
-        return np.sort(vals, kind="stable")
+        return stable_values(vals)  # runs in block order: ties by (block, position)
     order = np.argsort(vals, kind="stable")  # runs in block order: ties by (block, position)
     return np.concatenate([p[1] for p in pieces])[order].astype(expr.dtype)
 
