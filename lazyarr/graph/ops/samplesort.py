@@ -15,7 +15,8 @@ Stages (``b_i``: rows of block ``i``, ``nb`` blocks, ``n`` elements):
 3. ``C = candidates``: the sample ids in key order (one small block).
 4. ``N = counts``: row ``i`` (one block each) is, per candidate, how many
    elements of ``L_i`` have smaller keys (one ``searchsorted`` per
-   candidate). Its column sums ``R`` are the candidates' global ranks.
+   candidate). Its column sums ``R = ranks`` (one small block) are the
+   candidates' global ranks.
 5. Output block ``j`` holds the ranks ``[start_j, stop_j)`` (the input's
    chunks). For a boundary rank ``r``, the candidates ``lo`` (the last with
    rank ``<= r``; the smallest candidate has rank 0) and ``hi`` (the next)
@@ -83,7 +84,8 @@ class SampleSortStage(MapOp):
     """One map stage of the sample sort of a 1-d array in blocks ``rows``.
 
     ``part``: ``local`` (input x), ``samples`` (L), ``candidates`` (S),
-    ``counts`` (L, S, C), ``brackets`` (L, N), ``offsets`` (E, N). See the
+    ``counts`` (L, S, C), ``ranks`` (N), ``brackets`` (L, N, R: row ``i``
+    of N), ``offsets`` (E, N, R). See the
     module docstring.
     """
 
@@ -122,15 +124,16 @@ class SampleSortStage(MapOp):
             return (out,) * len(expr.inputs)
         if self.part == "samples":
             return ((self._rows_of(self.sample_counts(), out[0]),),)
-        if self.part == "candidates":
+        if self.part in ("candidates", "ranks"):
             return whole
         if self.part == "counts":
             return ((self._rows_of((1,) * self.nb, out[0]),), whole[1], whole[2])
-        if self.part == "brackets":
-            return ((self._rows_of((1,) * self.nb, out[0]),), whole[1])
-        # offsets: the brackets of the boundaries asked for, all counts
+        if self.part == "brackets":  # its block of L, its row of N, the ranks
+            row = (out[0], whole[1][1])
+            return ((self._rows_of((1,) * self.nb, out[0]),), row, whole[2])
+        # offsets: the brackets of the boundaries asked for, all counts, the ranks
         e = expr.inputs[0]
-        return ((slice(0, self.nb), out[1], slice(0, e.shape[2])), whole[1])
+        return ((slice(0, self.nb), out[1], slice(0, e.shape[2])), whole[1], whole[2])
 
 
 def _stage(
@@ -199,9 +202,11 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None) -> Expr:
     s = _stage("samples", x, (local,), (m,), x.dtype, (counts_per,), k)
     c = _stage("candidates", x, (s,), (m,), intp, ((m,),), k)
     ncount = _stage("counts", x, (local, s, c), (nb, m), intp, ((1,) * nb, (m,)), k)
+    ranks = _stage("ranks", x, (ncount,), (m,), intp, ((m,),), k)
     cap = probe.cap()
     e_chunks = ((1,) * nb, (1,) * (nb + 1), (cap,))
-    e = _stage("brackets", x, (local, ncount), (nb, nb + 1, cap), x.dtype, e_chunks, k)
-    o = _stage("offsets", x, (e, ncount), (nb, nb + 1), intp, ((nb,), (1,) * (nb + 1)), k)
+    e = _stage("brackets", x, (local, ncount, ranks), (nb, nb + 1, cap), x.dtype, e_chunks, k)
+    o_chunks = ((nb,), (1,) * (nb + 1))
+    o = _stage("offsets", x, (e, ncount, ranks), (nb, nb + 1), intp, o_chunks, k)
     ex = Exchange(rows=rows, arg=bool(arg))
     return Expr(ex, (*values, o), (n,), intp if arg else x.dtype, x.chunks)

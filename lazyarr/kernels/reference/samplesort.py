@@ -25,9 +25,11 @@ def _candidates(op: SampleSortStage, s: np.ndarray, c: np.ndarray) -> tuple[np.n
     return s[c], pos[c, 0], pos[c, 1]
 
 
-def _ranks(ncount: np.ndarray, r: int, rows: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Per block, the elements below the candidates that bracket rank ``r``: (lo, hi)."""
-    ranks = ncount.sum(axis=0)
+def _bracket(
+    ncount: np.ndarray, ranks: np.ndarray, r: int, rows: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per block (rows of ``ncount``, sizes ``rows``), the elements below the candidates that
+    bracket rank ``r``: (lo, hi)."""
     lo = int(np.searchsorted(ranks, r, side="right")) - 1  # ranks[0] == 0 <= r
     below = ncount[:, lo]
     if lo + 1 < ncount.shape[1]:
@@ -91,19 +93,21 @@ def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.n
         )
         row = np.where(ci == i, cp, row)
         return row.astype(np.intp).reshape(1, -1)
+    if part == "ranks":
+        return a[0].sum(axis=0).astype(np.intp)
     if part == "brackets":
-        lv, ncount = a
+        lv, nrow, ranks = a
         i, j = out[0].start, out[1].start
-        lo, hi = _ranks(ncount, _boundary(op, j), op.rows)
-        got = lv[lo[i] : hi[i]]
+        lo, hi = _bracket(nrow, ranks, _boundary(op, j), op.rows[i : i + 1])
+        got = lv[lo[0] : hi[0]]
         block = np.zeros((1, 1, op.cap()), dtype=expr.dtype)
         block[0, 0, : got.size] = got
         return block
     # offsets: column j of O
-    e, ncount = a
+    e, ncount, ranks = a
     j = out[1].start
     r = _boundary(op, j)
-    lo, hi = _ranks(ncount, r, op.rows)
+    lo, hi = _bracket(ncount, ranks, r, op.rows)
     sizes = hi - lo
     vals = np.concatenate([e[i, 0, : sizes[i]] for i in range(op.nb)])
     owner = np.repeat(np.arange(op.nb), sizes)
