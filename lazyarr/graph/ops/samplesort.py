@@ -70,9 +70,13 @@ def _gap(b: int, k: int) -> int:
     return max(1, -(-b // k))
 
 
-def sample_positions(rows: tuple[int, ...], k: int) -> tuple[tuple[int, int], ...]:
-    """``(block, position in its sorted block)`` of every sample, in that order."""
-    return tuple((i, p) for i, b in enumerate(rows) for p in range(0, b, _gap(b, k)))
+def sample_positions(rows: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The block and the position in its sorted block of every sample, in that order."""
+    gaps = np.array([_gap(b, k) for b in rows], dtype=np.intp)
+    counts = -(-np.asarray(rows, dtype=np.intp) // gaps)
+    block = np.repeat(np.arange(len(rows), dtype=np.intp), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    return block, (np.arange(block.size, dtype=np.intp) - first) * gaps[block]
 
 
 def _starts(sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -107,7 +111,7 @@ class SampleSortStage(MapOp):
         return sum(self.rows)
 
     def sample_counts(self) -> tuple[int, ...]:
-        return tuple(len(range(0, b, _gap(b, self.k))) for b in self.rows)
+        return tuple(-(-b // _gap(b, self.k)) for b in self.rows)
 
     def cap(self) -> int:
         return max(_gap(b, self.k) for b in self.rows)

@@ -21,8 +21,8 @@ __all__: list[str] = []
 
 def _candidates(op: SampleSortStage, s: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, ...]:
     """Each candidate's value, block and position, in key order."""
-    pos = np.asarray(sample_positions(op.rows, op.k), dtype=np.intp).reshape(-1, 2)
-    return s[c], pos[c, 0], pos[c, 1]
+    block, pos = sample_positions(op.rows, op.k)
+    return s[c], block[c], pos[c]
 
 
 def _bracket(
