@@ -8,6 +8,8 @@ and no task reads more than one block of the data.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -106,7 +108,7 @@ def test_empty_and_single_block_keep_the_one_block_sort():
 
 
 def test_fallbacks_to_one_block():
-    """Complex values, 2-d arrays and argsort of NumPy's unstable kinds keep one block."""
+    """Complex values and argsort of NumPy's unstable kinds keep one block."""
     c = la.asarray(np.array([1 + 2j, 1 - 1j, 0j, 3 + 0j]), chunks=2)
     assert la.sort(c).chunks == ((4,),)
     x = np.array([2.0, 1.0, 2.0, 0.0])
@@ -114,7 +116,6 @@ def test_fallbacks_to_one_block():
     assert np.argsort(a).chunks == ((4,),)  # NumPy's default kind orders ties its own way
     assert_eq(np.argsort(a), np.argsort(x), executors=EXECUTORS)
     assert np.sort(a).chunks == ((2, 2),)  # values do not depend on how ties are ordered
-    assert la.sort(la.asarray(np.ones((2, 4)), chunks=2), axis=1).chunks == ((2,), (4,))
 
 
 @settings(max_examples=30, deadline=None)
@@ -232,3 +233,47 @@ def test_stable_values_keep_signed_zeros_and_nans_in_input_order():
     x = rng.choice(pool, size=40)
     got = la.sort(la.asarray(x, chunks=7)).compute(executor="numpy")
     assert got.tobytes() == np.sort(x, kind="stable").tobytes()
+
+
+@pytest.mark.parametrize(
+    ("shape", "chunks"),
+    [((5, 7), (2, 3)), ((4, 9, 3), (3, (2, 0, 4, 3), 2)), ((6, 4), ((1, 2, 3), (1, 3)))],
+)
+def test_multi_dimensional_along_every_axis(shape, chunks):
+    """Each line along the axis sorted on its own; every axis keeps its blocks."""
+    rng = np.random.default_rng(len(shape))
+    x = rng.integers(0, 4, shape).astype(float)
+    x[0, 1] = np.nan
+    a = la.asarray(x, chunks=chunks)
+    for axis in range(len(shape)):
+        n = x.shape[axis]
+        back = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+        cases = [
+            (la.sort(a, axis=axis), np.sort(x, axis=axis)),
+            (la.argsort(a, axis=axis), np.argsort(x, axis=axis, kind="stable")),
+            (la.sort(a, axis=axis, descending=True), np.flip(np.sort(x, axis=axis), axis)),
+            (la.argsort(a, axis=axis, descending=True), n - 1 - back),
+        ]
+        for got, want in cases:
+            assert got.chunks == a.chunks
+            assert_eq(got, want, executors=EXECUTORS)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_hypothesis_multi_dimensional(data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=2, max_size=3)))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    chunks = []
+    for n in shape:
+        cuts = data.draw(st.lists(st.integers(0, n), max_size=3))
+        bounds = [0, *sorted(cuts), n]
+        chunks.append(tuple(b - a for a, b in itertools.pairwise(bounds)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    x = rng.integers(0, 3, shape).astype(np.int16)
+    a = la.asarray(x, chunks=tuple(chunks))
+    k = data.draw(st.integers(1, 4))
+    got = wrap(samplesort(a._expr, arg=True, k=k, axis=axis)).compute(executor="numpy")
+    np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind="stable"))
+    got = wrap(samplesort(a._expr, k=k, axis=axis)).compute(executor="numpy")
+    np.testing.assert_array_equal(got, np.sort(x, axis=axis))

@@ -83,14 +83,27 @@ def _starts(sizes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(accumulate(sizes, initial=0))
 
 
+MID = {
+    "local": 1,
+    "samples": 1,
+    "candidates": 1,
+    "counts": 2,
+    "ranks": 1,
+    "brackets": 3,
+    "offsets": 2,
+}
+"""How many axes each stage has in place of the sorted axis (the others keep their blocks)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SampleSortStage(MapOp):
-    """One map stage of the sample sort of a 1-d array in blocks ``rows``.
+    """One map stage of the sample sort along ``axis``, whose blocks are ``rows``.
 
-    ``part``: ``local`` (input x), ``samples`` (L), ``candidates`` (S),
-    ``counts`` (L, S, C), ``ranks`` (N), ``brackets`` (L, N, R: row ``i``
-    of N), ``offsets`` (E, N, R). See the
-    module docstring.
+    ``part``: ``local`` (input x; or x and its sorting indices), ``samples``
+    (L), ``candidates`` (S), ``counts`` (L, S, C), ``ranks`` (N),
+    ``brackets`` (L, N, R: row ``i`` of N), ``offsets`` (E, N, R). Each has
+    :data:`MID` axes in place of ``axis``; every other axis is a batch of
+    independent lines, its region passed through. See the module docstring.
     """
 
     name = "samplesort"
@@ -98,6 +111,7 @@ class SampleSortStage(MapOp):
     rows: tuple[int, ...] = ()
     k: int = 4
     arg: bool = False
+    axis: int = 0
 
     def label(self) -> str:
         return f"samplesort.{self.part}"
@@ -123,27 +137,38 @@ class SampleSortStage(MapOp):
         return slice(st[blocks[0]], st[blocks[-1] + 1])
 
     def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
-        whole = tuple(tuple(slice(0, n) for n in e.shape) for e in expr.inputs)
+        ax = self.axis
+        lead, tail = out[:ax], out[ax + MID[self.part] :]
+        mid = out[ax : ax + MID[self.part]]
+        m = sum(self.sample_counts())
+
+        def at(*middle: slice) -> Region:
+            return (*lead, *middle, *tail)
+
+        samples = at(slice(0, m))
         if self.part == "local":  # x, or x and its sorting indices
             return (out,) * len(expr.inputs)
         if self.part == "samples":
-            return ((self._rows_of(self.sample_counts(), out[0]),),)
-        if self.part in ("candidates", "ranks"):
-            return whole
+            return (at(self._rows_of(self.sample_counts(), mid[0])),)
+        if self.part == "candidates":
+            return (samples,)
+        if self.part == "ranks":
+            return (at(slice(0, self.nb), slice(0, m)),)
         if self.part == "counts":
-            return ((self._rows_of((1,) * self.nb, out[0]),), whole[1], whole[2])
+            return (at(self._rows_of((1,) * self.nb, mid[0])), samples, samples)
         if self.part == "brackets":  # its block of L, its row of N, the ranks
-            row = (out[0], whole[1][1])
-            return ((self._rows_of((1,) * self.nb, out[0]),), row, whole[2])
+            row = at(mid[0], slice(0, m))
+            return (at(self._rows_of((1,) * self.nb, mid[0])), row, samples)
         # offsets: the brackets of the boundaries asked for, all counts, the ranks
-        e = expr.inputs[0]
-        return ((slice(0, self.nb), out[1], slice(0, e.shape[2])), whole[1], whole[2])
+        e = at(slice(0, self.nb), mid[1], slice(0, self.cap()))
+        return (e, at(slice(0, self.nb), slice(0, m)), samples)
 
 
-def _stage(
-    part: str, x: Expr, inputs: tuple[Expr, ...], shape, dtype, chunks, k: int, **kw
-) -> Expr:
-    op = SampleSortStage(part=part, rows=x.chunks[0], k=k, **kw)
+def _stage(part: str, x: Expr, inputs: tuple[Expr, ...], mid: tuple, dtype, ax: int, k: int, **kw):
+    """A stage whose axes in place of ``ax`` have the chunks ``mid`` (the others: ``x``'s)."""
+    op = SampleSortStage(part=part, rows=x.chunks[ax], k=k, axis=ax, **kw)
+    chunks = (*x.chunks[:ax], *mid, *x.chunks[ax + 1 :])
+    shape = tuple(sum(c) for c in chunks)
     return Expr(op, inputs, shape, dtype, chunks)
 
 
@@ -151,10 +176,11 @@ def _stage(
 class Exchange(ReduceOp):
     """Output block ``j``: the slices ``L_i[O[i, j]:O[i, j + 1]]`` merged (inputs L[, LI], O).
 
-    The partials tile a virtual ``(nb, n)`` grid: body block ``(j, i)`` is
-    the slice of ``L_i`` for output block ``j``; it reads ``L_i`` (and
-    ``LI_i``) and columns ``j, j + 1`` of ``O``. ``arg``: the output is the
-    global indices ``LI`` carried along.
+    The partials tile a virtual grid with two axes in place of ``axis``:
+    body block ``(j, i)`` is the slice of ``L_i`` for output block ``j``; it
+    reads ``L_i`` (and ``LI_i``) and columns ``j, j + 1`` of ``O`` (the other
+    axes: the same region). ``arg``: the output is the global indices ``LI``
+    carried along.
     """
 
     name = "samplesort.exchange"
@@ -162,18 +188,22 @@ class Exchange(ReduceOp):
     gathers: ClassVar[bool] = True
     rows: tuple[int, ...] = ()
     arg: bool = False
+    axis: int = 0
     axes: tuple[int, ...] = (1,)
 
     def label(self) -> str:
         return "samplesort.exchange"
 
     def body_chunks(self, expr: Expr) -> tuple[tuple[int, ...], ...]:
-        return ((1,) * len(self.rows), self.rows)
+        ax, chunks = self.axis, expr.chunks
+        return (*chunks[:ax], (1,) * len(self.rows), self.rows, *chunks[ax + 1 :])
 
     def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
-        j = body[0].start
-        o = (slice(0, len(self.rows)), slice(j, j + 2))
-        rows = (body[1],)
+        ax = self.axis
+        j = body[ax].start
+        lead, tail = body[:ax], body[ax + 2 :]
+        rows = (*lead, body[ax + 1], *tail)
+        o = (*lead, slice(0, len(self.rows)), slice(j, j + 2), *tail)
         return (rows, rows, o) if self.arg else (rows, o)
 
     def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
@@ -181,36 +211,36 @@ class Exchange(ReduceOp):
         return -(-body_sizes * per // max(1, len(self.rows)))  # a 1/nb share, on average
 
 
-def samplesort(x: Expr, arg: bool = False, k: int | None = None) -> Expr:
-    """Ascending stable sort (``arg``: argsort) of the 1-d ``x``, keeping its chunks.
+def samplesort(x: Expr, arg: bool = False, k: int | None = None, axis: int = 0) -> Expr:
+    """Ascending stable sort (``arg``: argsort) of ``x`` along ``axis``, keeping its chunks.
 
     ``x`` needs at least one element. ``k``: samples per block (default
-    :func:`samples_per_block`).
+    :func:`samples_per_block`). Every line along ``axis`` is sorted on its
+    own; the other axes keep their blocks.
     """
-    if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"samplesort: a non-empty 1-d array is needed (got shape {x.shape})")
-    rows = x.chunks[0]
-    nb, n = len(rows), x.shape[0]
+    if x.ndim == 0 or x.size == 0:
+        raise ValueError(f"samplesort: a non-empty array is needed (got shape {x.shape})")
+    ax = axis % x.ndim
+    rows = x.chunks[ax]
+    nb = len(rows)
     k = samples_per_block(nb) if k is None else int(k)
     intp = np.dtype(np.intp)
     if arg:  # the sorted values are taken by the indices: one sort per block
-        idx = _stage("local", x, (x,), x.shape, intp, x.chunks, k, arg=True)
-        local = _stage("local", x, (x, idx), x.shape, x.dtype, x.chunks, k)
+        idx = _stage("local", x, (x,), (rows,), intp, ax, k, arg=True)
+        local = _stage("local", x, (x, idx), (rows,), x.dtype, ax, k)
         values = [local, idx]
     else:
-        local = _stage("local", x, (x,), x.shape, x.dtype, x.chunks, k)
+        local = _stage("local", x, (x,), (rows,), x.dtype, ax, k)
         values = [local]
     probe = SampleSortStage(rows=rows, k=k)
     counts_per = probe.sample_counts()
     m = sum(counts_per)
-    s = _stage("samples", x, (local,), (m,), x.dtype, (counts_per,), k)
-    c = _stage("candidates", x, (s,), (m,), intp, ((m,),), k)
-    ncount = _stage("counts", x, (local, s, c), (nb, m), intp, ((1,) * nb, (m,)), k)
-    ranks = _stage("ranks", x, (ncount,), (m,), intp, ((m,),), k)
-    cap = probe.cap()
-    e_chunks = ((1,) * nb, (1,) * (nb + 1), (cap,))
-    e = _stage("brackets", x, (local, ncount, ranks), (nb, nb + 1, cap), x.dtype, e_chunks, k)
-    o_chunks = ((nb,), (1,) * (nb + 1))
-    o = _stage("offsets", x, (e, ncount, ranks), (nb, nb + 1), intp, o_chunks, k)
-    ex = Exchange(rows=rows, arg=bool(arg))
-    return Expr(ex, (*values, o), (n,), intp if arg else x.dtype, x.chunks)
+    s = _stage("samples", x, (local,), (counts_per,), x.dtype, ax, k)
+    c = _stage("candidates", x, (s,), ((m,),), intp, ax, k)
+    ncount = _stage("counts", x, (local, s, c), ((1,) * nb, (m,)), intp, ax, k)
+    ranks = _stage("ranks", x, (ncount,), ((m,),), intp, ax, k)
+    e_mid = ((1,) * nb, (1,) * (nb + 1), (probe.cap(),))
+    e = _stage("brackets", x, (local, ncount, ranks), e_mid, x.dtype, ax, k)
+    o = _stage("offsets", x, (e, ncount, ranks), ((nb,), (1,) * (nb + 1)), intp, ax, k)
+    ex = Exchange(rows=rows, arg=bool(arg), axis=ax, axes=(ax + 1,))
+    return Expr(ex, (*values, o), x.shape, intp if arg else x.dtype, x.chunks)
