@@ -1,4 +1,9 @@
-"""Sample sort of a 1-d array over its blocks: the output keeps the input's chunks.
+"""Sample sort along an axis of several blocks: the output keeps the input's chunks.
+
+Described for a 1-d array; an N-d array is a batch of independent lines
+along ``axis``: every stage puts its own axes (:data:`MID`) in place of
+``axis`` and keeps the other axes and their blocks, and its kernels loop
+over the lines of a block (``kernels/reference/samplesort.py``).
 
 Every element has a unique key ``(value, block i, position p in the sorted
 block)``: values compare as ``np.sort`` orders them (NaN last), ties by
@@ -38,7 +43,9 @@ of any size (:meth:`ReduceOp.partial_regions` lets a partial read the small
 ``O`` beside its body block). Small stages (2 to 6) move about
 ``nb * k`` samples, ``nb * nb * k`` counts and ``nb * (nb + 1) * cap``
 bracket elements, ``~ n * nb / k``; ``k`` grows with the number of blocks
-(:func:`samples_per_block`).
+(:func:`samples_per_block`). Costs that grow with ``nb**2``: the counts
+(``nb * nb * k``) and the bracket tasks (``nb * (nb + 1)``), fine for tens
+of blocks along the axis, not for thousands.
 """
 
 from __future__ import annotations
