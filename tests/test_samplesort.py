@@ -145,12 +145,13 @@ def test_hypothesis_chunkings(data):
     np.testing.assert_array_equal(got, np.sort(x))
 
 
-def _reads_of_data(graph, n: int) -> list[tuple[str, int, int]]:
+def _reads_of_data(graph, n: int | tuple[int, ...]) -> list[tuple[str, int, int]]:
     """Per task: its stage's op label, the most blocks it reads of one data array, elements read.
 
     "Data" is every array of ``n`` elements (the input, the sorted blocks,
     their indices): what a sort must not gather into one task.
     """
+    shape = n if isinstance(n, tuple) else (n,)
     out = []
     for task in graph.tasks:
         stage = graph.stages[task.stage]
@@ -158,9 +159,9 @@ def _reads_of_data(graph, n: int) -> list[tuple[str, int, int]]:
         read = 0
         for pos, b in task.inputs or ():
             e = stage.input_exprs[pos]
-            if e.shape == (n,):
+            if e.shape == shape:
                 blocks[pos] = blocks.get(pos, 0) + 1
-                read += e.chunks[0][b[0]]
+                read += int(np.prod([c[i] for c, i in zip(e.chunks, b)]))
         out.append((stage.expr.op.label(), max(blocks.values(), default=0), read))
     return out
 
@@ -182,9 +183,26 @@ def test_no_task_reads_more_than_its_block(arg):
     assert sum(partials) == arrays * 8 * n  # each partial reads its own block (in place) ...
     ex = [s for s in graph.stages if isinstance(s.expr.op, Exchange)]
     assert len(ex) == 1
+    # the samples gathered into one task are a small share of the data
+    (cands,) = [s for s in graph.stages if s.expr.op.label() == "samplesort.candidates"]
+    assert cands.input_exprs[0].size <= n // 8
     # ... and keeps only its slice: the states the finalizes merge are n elements in all
     got = y.compute(executor="numpy")
     assert got.shape == (n,)
+
+
+def test_no_task_reads_more_than_its_block_in_two_dimensions():
+    """Sorting along axis 1 of a 2-d array: the row blocks stay apart, the columns exchange."""
+    x = np.random.default_rng(1).random((6, 400))
+    a = la.asarray(x, chunks=(3, 100))
+    y = la.argsort(a, axis=1)
+    assert y.chunks == a.chunks
+    graph = lower(api.make_plan([y._expr], "numpy", ()))
+    reads = _reads_of_data(graph, x.shape)
+    assert max(most for _, most, _ in reads) == 1
+    partials = [r for label, _, r in reads if label == "samplesort.exchange"]
+    assert len(partials) == 2 * (4 * 4 + 4)  # per row block: 4 x 4 partials, 4 finalizes
+    assert sum(partials) == 2 * 4 * x.size  # values and indices, each block by 4 partials
 
 
 def test_exchange_partials_placed_on_block_owners():

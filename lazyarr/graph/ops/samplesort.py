@@ -68,9 +68,15 @@ __all__ = [
 ]
 
 
-def samples_per_block(nb: int) -> int:
-    """Samples ``k`` per block: brackets (``~ n nb / k``) stay a small share of the data."""
-    return max(4, min(32 * nb, 4096))
+def samples_per_block(nb: int, largest: int) -> int:
+    """Samples ``k`` per block of ``nb`` blocks, the largest of ``largest`` elements.
+
+    Brackets (``~ n nb / k`` elements) and samples (``nb k``, gathered into
+    one task) stay small shares of the data, and so do the counts
+    (``nb * nb * k``, summed in one task): ``32 nb`` up to 4096, at most an
+    eighth of the largest block.
+    """
+    return max(1, min(32 * nb, 4096, largest // 8))
 
 
 def _gap(b: int, k: int) -> int:
@@ -230,7 +236,7 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None, axis: int = 0) 
     ax = axis % x.ndim
     rows = x.chunks[ax]
     nb = len(rows)
-    k = samples_per_block(nb) if k is None else int(k)
+    k = samples_per_block(nb, max(rows)) if k is None else int(k)
     intp = np.dtype(np.intp)
     if arg:  # the sorted values are taken by the indices: one sort per block
         idx = _stage("local", x, (x,), (rows,), intp, ax, k, arg=True)
