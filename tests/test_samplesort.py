@@ -295,3 +295,16 @@ def test_hypothesis_multi_dimensional(data):
     np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind="stable"))
     got = wrap(samplesort(a._expr, k=k, axis=axis)).compute(executor="numpy")
     np.testing.assert_array_equal(got, np.sort(x, axis=axis))
+
+
+def test_tiny_blocks_with_reblocking_on():
+    """The reblock pass (tiny source blocks merged) leaves the sample sort's blocks as built."""
+    from lazyarr import config
+
+    x = np.random.default_rng(5).random(300)
+    with config.set({"array.min-chunk-size": 1024}):
+        a = la.asarray(x, chunks=10)
+        g = la.random.random(300, chunks=10, seed=2)
+        assert_eq(la.sort(a), np.sort(x), executors=EXECUTORS)
+        assert_eq(la.argsort(a, descending=True), desc_argsort(x), executors=EXECUTORS)
+        assert_eq(la.argsort(g), np.argsort(g.compute(), kind="stable"), executors=EXECUTORS)
