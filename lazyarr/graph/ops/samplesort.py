@@ -177,7 +177,16 @@ class SampleSortStage(MapOp):
         return (e, at(slice(0, self.nb), slice(0, m)), samples)
 
 
-def _stage(part: str, x: Expr, inputs: tuple[Expr, ...], mid: tuple, dtype, ax: int, k: int, **kw):
+def _stage(
+    part: str,
+    x: Expr,
+    inputs: tuple[Expr, ...],
+    mid: tuple[tuple[int, ...], ...],
+    dtype: np.dtype,
+    ax: int,
+    k: int,
+    **kw: bool,
+) -> Expr:
     """A stage whose axes in place of ``ax`` have the chunks ``mid`` (the others: ``x``'s)."""
     op = SampleSortStage(part=part, rows=x.chunks[ax], k=k, axis=ax, **kw)
     chunks = (*x.chunks[:ax], *mid, *x.chunks[ax + 1 :])

@@ -83,7 +83,9 @@ def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) ->
     return np.sort(x, axis=ax, kind="stable")
 
 
-def _counts(op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray):
+def _counts(
+    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray
+) -> np.ndarray:
     """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
     block, pos = sample_positions(op.rows, op.k)
     out = np.empty(c.shape, dtype=np.intp)
@@ -98,7 +100,15 @@ def _counts(op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.nd
     return out
 
 
-def _brackets(op, i: int, j: int, lv: np.ndarray, nrow: np.ndarray, ranks: np.ndarray, dtype):
+def _brackets(
+    op: SampleSortStage,
+    i: int,
+    j: int,
+    lv: np.ndarray,
+    nrow: np.ndarray,
+    ranks: np.ndarray,
+    dtype: np.dtype,
+) -> np.ndarray:
     """Per line, the elements of ``L_i`` between the candidates around boundary ``j``, padded."""
     out = np.zeros((lv.shape[0], 1, 1, op.cap()), dtype=dtype)
     r = _boundary(op, j)
@@ -109,7 +119,9 @@ def _brackets(op, i: int, j: int, lv: np.ndarray, nrow: np.ndarray, ranks: np.nd
     return out
 
 
-def _offsets(op, j: int, e: np.ndarray, ncount: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+def _offsets(
+    op: SampleSortStage, j: int, e: np.ndarray, ncount: np.ndarray, ranks: np.ndarray
+) -> np.ndarray:
     """Per line, ``O[:, j]``: how many elements of each sorted block rank below boundary j."""
     r = _boundary(op, j)
     out = np.empty((e.shape[0], op.nb, 1), dtype=np.intp)
