@@ -88,6 +88,33 @@ class ReduceOp(Op):
     axes: tuple[int, ...] = ()
     keepdims: bool = False
 
+    def body_chunks(self, expr: Expr) -> tuple[tuple[int, ...], ...]:
+        """The block grid the partials tile: the first input's chunks.
+
+        An op whose partials read more than one block of one input (see
+        :meth:`partial_regions`) tiles a grid of its own.
+        """
+        return expr.inputs[0].chunks
+
+    gathers: ClassVar[bool] = False
+    """Whether a combined state is as big as its parts together (the parts are kept, not
+    folded): then states are combined once per worker and once on the block's owner, never
+    passed along a tree (``optimize/placement/planner.py``)."""
+    own_partials: ClassVar[bool] = False
+    """Whether the partials read :meth:`partial_regions` (else: their body block of input 0)."""
+
+    def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
+        """The region of each input the partial of body region ``body`` reads."""
+        return (body,)
+
+    def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
+        """Estimated bytes of each partial state, from the body blocks' element counts.
+
+        Asked only of ops with ``own_partials``; the others' states follow
+        their kept axes (``optimize/blockreads.py``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not estimate its partials")
+
 
 class Expr:
     """One immutable array expression node with a structural ``key``."""

@@ -110,6 +110,14 @@ class ReferenceKernels:
                 return rk.partial(expr.op, expr, value, region, body.shape)
 
             return fused
+        op = expr.op
+        if op.own_partials:  # the partial reads regions of several inputs
+
+            def own(region: Region, get: GetRegion) -> Any:
+                arrays = tuple(get(i, r) for i, r in enumerate(op.partial_regions(expr, region)))
+                return rk.partial(op, expr, arrays, region, body.shape)
+
+            return own
         return lambda region, get: rk.partial(expr.op, expr, get(0, region), region, body.shape)
 
     def reduction(self, stage: Any) -> ReduceKernel:

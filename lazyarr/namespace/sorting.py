@@ -1,7 +1,10 @@
 """Sorting: ``sort`` and ``argsort`` (Array API keywords plus NumPy's ``kind``).
 
-A sort needs whole lines, so the result is one block along the sorted axis
-(see ``lazyarr.graph.ops.sorting``). ``lazyarr.sort``/``argsort`` default to
+An axis of several blocks is sorted by a distributed sample sort whose
+result keeps the input's blocks (``lazyarr.graph.ops.samplesort``; argsort
+only when stable; not complex values). Otherwise a sort needs whole lines, so the result is one
+block along the sorted axis (see ``lazyarr.graph.ops.sorting``).
+``lazyarr.sort``/``argsort`` default to
 a stable sort, as the Array API asks; ``numpy.sort(lazy)`` and
 ``numpy.argsort(lazy)`` keep NumPy's defaults (``kind=None``), so ties come
 out exactly as NumPy orders them.

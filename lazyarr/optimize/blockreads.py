@@ -193,13 +193,16 @@ class StageReads:
         kind = stage.kind
         self.body_members = stage.members[:-1] if kind == "reduce" else ()
         self.body = self.expr.inputs[0] if kind == "reduce" else None
-        self.body_grid = Grid(self.body.chunks) if self.body is not None else None
+        op = self.expr.op
+        self.body_grid = Grid(op.body_chunks(self.expr)) if self.body is not None else None
+        self._own_partials = kind == "reduce" and op.own_partials
+        """The op's partials read regions of their own (:meth:`ReduceOp.partial_regions`)."""
         self.contraction_parts = n_contraction_parts(self.expr) if kind == "map" else 1
         self.regions_computed = 0
         """Regions this object derived (tests check it grows linearly with blocks)."""
         self._projection: _Projection | None = None
         group = self.body_members if kind == "reduce" else self.members
-        if kind in ("map", "reduce") and is_elementwise_group(group):
+        if kind in ("map", "reduce") and is_elementwise_group(group) and not self._own_partials:
             grid = self.body_grid if kind == "reduce" else self.grid
             shape = self.body.shape if kind == "reduce" else self.expr.shape
             positions = (
@@ -240,6 +243,9 @@ class StageReads:
         assert self.body_grid is not None, "partial() of a stage that is not a reduction"
         region = self.body_grid.region(body_index)
         self.regions_computed += 1
+        if self._own_partials:
+            regions = self.expr.op.partial_regions(self.expr, region)
+            return region, self.blocks_of(list(enumerate(regions)))
         if self._projection is not None:
             return region, self._projection(body_index)
         return region, self.blocks_of(group_reads(self.body_members, self.input_exprs, region))
@@ -277,6 +283,11 @@ class StageReads:
         estimate: ``mean`` adds a count, ``var``/``std`` keep three arrays,
         ``argmin``/``argmax`` a value and an index).
         """
+        if self._partial_bytes is None and self._own_partials:
+            # a partial keeps an estimated share of its body block (see the op)
+            assert self.body_grid is not None
+            sizes = self.body_grid.block_sizes()
+            self._partial_bytes = self.expr.op.partial_nbytes(self.expr, sizes)
         if self._partial_bytes is None:
             assert self.body_grid is not None
             kept = self.body_grid.block_sizes(_kept_axes(self.stage))

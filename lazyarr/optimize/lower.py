@@ -37,7 +37,7 @@ from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
-from lazyarr.optimize.placement.planner import combine_schedule, fan_in
+from lazyarr.optimize.placement.planner import combine_schedule, fan_in, gathers
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
@@ -308,9 +308,10 @@ class _Lowering:
         """The planned combine steps of one block's parts; slots grow as in the schedule."""
         stage = self.stages[si]
         region = _block_region(stage, idx)
-        steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage))
+        gather = gathers(stage)
+        steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage), gather)
         for j, (*ins, w) in enumerate(steps):
-            size = max(sizes[a] for a in ins)
+            size = sum(sizes[a] for a in ins) if gather else max(sizes[a] for a in ins)
             deps = tuple(ids[a] for a in ins)
             task = Task(TaskKind.COMBINE, si, idx, region, deps, part=j, worker=w, nbytes=size)
             ids.append(self.add(task))

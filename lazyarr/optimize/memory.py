@@ -110,6 +110,8 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
         held += region_size(body_region) * body.dtype.itemsize
     else:
         held = region_size(body_region) * body.dtype.itemsize
+    if expr.op.gathers:  # the partials are slices of the block: together its size
+        return held + 2 * out_bytes
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
     partial = max(out_bytes, expr.dtype.itemsize)
     return held + reduced * partial + out_bytes

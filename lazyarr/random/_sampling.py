@@ -57,7 +57,8 @@ def _keys(shape: tuple[int, ...], seed: int) -> Expr:
 
 
 def _order(keys: Expr, axis: int = 0) -> Expr:
-    """The stable argsort of ``keys`` along ``axis`` (whole lines, one block along it)."""
+    """The stable argsort of ``keys`` along ``axis`` (an axis of several blocks: the sample
+    sort, which keeps its blocks; otherwise whole lines, one block along it)."""
     return sorting.sort(keys, axis, kind="stable", arg=True)
 
 

@@ -144,14 +144,14 @@ def reduce_block_inputs(expr: Expr, out_index: Sequence[int]) -> Iterator[tuple[
     C order over the reduced axes: executors combine partials in this order
     and placement plans the combine trees in it, so there is one rule.
     """
-    (x,) = expr.inputs
+    numblocks = [len(c) for c in expr.op.body_chunks(expr)]
     axes = expr.op.axes
     keep = expr.op.keepdims
     ranges = []
     k = 0
-    for ax in range(x.ndim):
+    for ax in range(len(numblocks)):
         if ax in axes:
-            ranges.append(range(x.numblocks[ax]))
+            ranges.append(range(numblocks[ax]))
             if keep:
                 k += 1
         else:

@@ -4,6 +4,10 @@
   axis at once, so the output is one block along that axis and each output
   block reads the whole axis of its input (the other axes keep their
   blocks). NumPy sorts every line the same way, so results are identical.
+  An axis of several blocks (booleans, integers, real floats) is sorted
+  by a sample sort instead (``graph/ops/samplesort.py``), which keeps the
+  input's blocks; argsort only when stable (``kind`` stable or mergesort:
+  NumPy's other kinds order ties their own way, which one block reproduces).
 * :class:`SearchSorted` - ``searchsorted(a, v)``: blocks follow ``v``, each
   reads all of the (1-d) ``a`` and the optional ``sorter``.
 * :class:`IsIn` - ``isin(element, test_elements)``: blocks follow
@@ -18,6 +22,9 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.graph.ops.elementwise import elementwise
+from lazyarr.graph.ops.manipulation import flip
+from lazyarr.graph.ops.samplesort import samplesort
 
 __all__ = ["SORT_KINDS", "IsIn", "SearchSorted", "Sort", "isin", "searchsorted", "sort"]
 
@@ -70,11 +77,28 @@ def sort(
     if kind is not None and kind not in SORT_KINDS:
         raise ValueError(f"{opname}: sort kind must be one of {SORT_KINDS} (got {kind!r})")
     ax = normalize_axis(axis, x.ndim, opname)
+    if _by_samples(x, ax, kind, arg):
+        return _sample_sorted(x, ax, bool(descending), bool(arg))
     n = x.shape[ax]
     chunks = (*x.chunks[:ax], (n,) if n else (0,), *x.chunks[ax + 1 :])
     dtype = np.dtype(np.intp) if arg else x.dtype
     op = Sort(axis=ax, descending=bool(descending), algorithm=kind or "", arg=bool(arg))
     return Expr(op, (x,), x.shape, dtype, chunks)
+
+
+def _by_samples(x: Expr, ax: int, kind: str | None, arg: bool) -> bool:
+    """Whether the sample sort serves this sort (several blocks along ``ax``; module doc)."""
+    if x.numblocks[ax] < 2 or x.size == 0 or x.dtype.kind not in "biuf":
+        return False
+    return not arg or kind in ("stable", "mergesort")
+
+
+def _sample_sorted(x: Expr, ax: int, descending: bool, arg: bool) -> Expr:
+    """The sample sort; descending is the reverse of the ascending sort of the reversed line."""
+    if not descending:
+        return samplesort(x, arg=arg, axis=ax)
+    out = flip(samplesort(flip(x, ax), arg=arg, axis=ax), ax)
+    return elementwise("subtract", x.shape[ax] - 1, out) if arg else out
 
 
 @dataclasses.dataclass(frozen=True)

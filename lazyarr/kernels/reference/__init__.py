@@ -11,6 +11,7 @@ from lazyarr.kernels.reference import (  # noqa: F401  (imported to register ker
     linalg,
     manipulation,
     reduction,
+    samplesort,
     sorting,
     statistics,
     store,

@@ -83,11 +83,17 @@ class StagePlacement:
     """Largest input bytes one block task reads (owner-computes memory check)."""
 
 
+def gathers(stage: Stage) -> bool:
+    """Whether ``stage`` is a reduction whose combined states keep all their parts."""
+    return stage.kind == "reduce" and bool(getattr(stage.expr.op, "gathers", False))
+
+
 def combine_schedule(
     part_workers: Sequence[int],
     owner: int,
     host_of: Sequence[int] | None = None,
     fan_in: int = 2,
+    gather: bool = False,
 ) -> list[Step]:
     """How the parts of one block are combined: ``[(slot, slot, ..., worker), ...]``.
 
@@ -97,8 +103,11 @@ def combine_schedule(
     are combined there first, up to ``fan_in`` at a time (no traffic); then
     one value per worker is combined pairwise, the owner's first and
     same-host workers next to each other, each step on the worker of its
-    first operand. Deterministic: the planner and the lowering call this
-    with the plan's part workers to run the same tree.
+    first operand. ``gather``: a combined state is as big as its parts (see
+    ``ReduceOp.gathers``), so the one value per worker is combined in one
+    step on the owner: each part moves at most once. Deterministic: the
+    planner and the lowering call this with the plan's part workers to run
+    the same tree.
     """
 
     def host(w: int) -> int:
@@ -127,7 +136,11 @@ def combine_schedule(
         return level[0]
 
     if part_workers:
-        fold([fold(groups[w], max(2, fan_in)) for w in order], 2)
+        tops = [fold(groups[w], max(2, fan_in)) for w in order]
+        if gather and len(tops) > 1:
+            steps.append((*tops, owner))
+        else:
+            fold(tops, 2)
     return steps
 
 
@@ -211,6 +224,28 @@ class Planner:
         assert best is not None
         return best[2]
 
+    def _choose_near_data(self, op: SimOp, owner: int) -> int:
+        """A worker that already holds most of ``op``'s input bytes (ties: :meth:`_choose`).
+
+        For the partials of a gathering reduction (``ReduceOp.gathers``): a
+        partial keeps a slice of its block, so moving the block to it (which a
+        max-load objective may find free) costs more bytes than moving the slice.
+        """
+        sim = self.sim
+        cands = {owner}
+        for k in op.inputs:
+            cands.update(sim.loc[k])
+
+        def missing(w: int) -> int:
+            return sum(sim.size[k] for k in dict.fromkeys(op.inputs) if w not in sim.loc[k])
+
+        least = min(missing(w) for w in cands)
+        near = sorted(w for w in cands if missing(w) == least)
+        if len(near) == 1:
+            return near[0]
+        best = min(near, key=lambda w: (sim.simulate(op, w, lookahead=owner), w != owner, w))
+        return best
+
     def _blocks(self, stage: Stage) -> list[tuple[int, ...]]:
         return [tuple(int(i) for i in idx) for idx in np.ndindex(*stage.numblocks)]
 
@@ -283,6 +318,7 @@ class Planner:
         parts = np.zeros((*stage.numblocks, nparts), dtype=np.int32)
         sim = self.sim
         start = sim.moves
+        gather = gathers(stage)
         for idx, plist in zip(blocks, parts_of):
             owner = int(owners[idx])
             moved = 0
@@ -291,15 +327,15 @@ class Planner:
             for k, (keys, size) in enumerate(plist):
                 key = (stage.name, idx, "part", k)
                 op = SimOp(keys, key, size)
-                w = self._choose(op, owner)
+                w = self._choose_near_data(op, owner) if gather else self._choose(op, owner)
                 moved += sim.commit(op, w)
                 parts[(*idx, k)] = w
                 slots.append(key)
                 sizes.append(size)
-            steps = combine_schedule(parts[idx].tolist(), owner, sim.host_of, fan_in(stage))
+            steps = combine_schedule(parts[idx].tolist(), owner, sim.host_of, fan_in(stage), gather)
             for j, (*ins, w) in enumerate(steps):
                 key = (stage.name, idx, "sum", j)
-                size = max(sizes[a] for a in ins)
+                size = sum(sizes[a] for a in ins) if gather else max(sizes[a] for a in ins)
                 moved += sim.commit(SimOp(tuple(slots[a] for a in ins), key, size), w)
                 slots.append(key)
                 sizes.append(size)

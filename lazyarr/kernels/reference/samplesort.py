@@ -1,0 +1,217 @@
+"""NumPy kernels of the sample sort (see ``lazyarr/graph/ops/samplesort.py``).
+
+Keys are ``(value, block, position)``; values compare as ``np.sort`` orders
+them (NaN last) through ``np.searchsorted`` and stable sorts only, never
+``<``, so NaNs need no special case. The lowering computes whole blocks,
+so each kernel computes exactly one block of its stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, sample_positions
+from lazyarr.kernels.reference.registry import ReduceKernel, register
+
+__all__: list[str] = []
+
+
+def stable_values(v: np.ndarray) -> np.ndarray:
+    """``np.sort(v, kind="stable")`` of a 1-d ``v`` by NumPy's fastest sort.
+
+    Equal values are identical but for floats' ``-0.0``/``0.0`` and NaNs
+    (payloads, signs): those runs are put back in input order.
+    """
+    out = np.sort(v)
+    if v.dtype.kind != "f" or out.size == 0:
+        return out
+    zero = v == 0
+    nz = int(np.count_nonzero(zero))
+    if nz:
+        lo = int(np.searchsorted(out, 0, side="left"))
+        out[lo : lo + nz] = v[zero]
+    nan = np.isnan(v)
+    nn = int(np.count_nonzero(nan))
+    if nn:
+        out[out.size - nn :] = v[nan]
+    return out
+
+
+def _lines(a: np.ndarray, ax: int, q: int) -> np.ndarray:
+    """``a`` with its ``q`` axes at ``ax`` last and the other axes flattened first (lines)."""
+    moved = np.moveaxis(a, tuple(range(ax, ax + q)), tuple(range(a.ndim - q, a.ndim)))
+    batch = int(np.prod(moved.shape[: moved.ndim - q], dtype=np.int64))
+    return moved.reshape(batch, *moved.shape[moved.ndim - q :])
+
+
+def _unlines(a: np.ndarray, like: np.ndarray, ax: int, q_like: int) -> np.ndarray:
+    """Lines back in place: the batch axes of ``like`` (whose ``q_like`` axes at ``ax`` are
+    replaced by ``a``'s axes after the first)."""
+    batch = like.shape[:ax] + like.shape[ax + q_like :]
+    q = a.ndim - 1
+    out = a.reshape(*batch, *a.shape[1:])
+    return np.moveaxis(out, tuple(range(len(batch), out.ndim)), tuple(range(ax, ax + q)))
+
+
+def _boundary(op: SampleSortStage, j: int) -> int:
+    return sum(op.rows[:j])
+
+
+def _bracket(
+    ncount: np.ndarray, ranks: np.ndarray, r: int, rows: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per block (rows of ``ncount``, sizes ``rows``), the elements below the candidates that
+    bracket rank ``r`` in one line: (lo, hi)."""
+    lo = int(np.searchsorted(ranks, r, side="right")) - 1  # ranks[0] == 0 <= r
+    below = ncount[:, lo]
+    if lo + 1 < ncount.shape[1]:
+        return below, ncount[:, lo + 1]
+    return below, np.asarray(rows, dtype=ncount.dtype)
+
+
+def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) -> np.ndarray:
+    ax = op.axis
+    if idx:  # the values in the order of their (global) sorting indices
+        return np.take_along_axis(x, idx[0] - out[ax].start, axis=ax)
+    if op.arg:
+        return np.argsort(x, axis=ax, kind="stable").astype(np.intp) + out[ax].start
+    if x.ndim == 1:
+        return stable_values(x)
+    return np.sort(x, axis=ax, kind="stable")
+
+
+def _counts(
+    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray
+) -> np.ndarray:
+    """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
+    block, pos = sample_positions(op.rows, op.k)
+    out = np.empty(c.shape, dtype=np.intp)
+    for t in range(c.shape[0]):
+        w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
+        row = np.where(
+            ci > i,
+            np.searchsorted(lv[t], w, side="right"),  # equal values here are smaller keys
+            np.searchsorted(lv[t], w, side="left"),
+        )
+        out[t] = np.where(ci == i, cp, row)
+    return out
+
+
+def _brackets(
+    op: SampleSortStage,
+    i: int,
+    j: int,
+    lv: np.ndarray,
+    nrow: np.ndarray,
+    ranks: np.ndarray,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """Per line, the elements of ``L_i`` between the candidates around boundary ``j``, padded."""
+    out = np.zeros((lv.shape[0], 1, 1, op.cap()), dtype=dtype)
+    r = _boundary(op, j)
+    for t in range(lv.shape[0]):
+        lo, hi = _bracket(nrow[t], ranks[t], r, op.rows[i : i + 1])
+        got = lv[t, lo[0] : hi[0]]
+        out[t, 0, 0, : got.size] = got
+    return out
+
+
+def _offsets(
+    op: SampleSortStage, j: int, e: np.ndarray, ncount: np.ndarray, ranks: np.ndarray
+) -> np.ndarray:
+    """Per line, ``O[:, j]``: how many elements of each sorted block rank below boundary j."""
+    r = _boundary(op, j)
+    out = np.empty((e.shape[0], op.nb, 1), dtype=np.intp)
+    for t in range(e.shape[0]):
+        lo, hi = _bracket(ncount[t], ranks[t], r, op.rows)
+        sizes = hi - lo
+        vals = np.concatenate([e[t, i, 0, : sizes[i]] for i in range(op.nb)])
+        owner = np.repeat(np.arange(op.nb), sizes)
+        first = np.argsort(vals, kind="stable")[: r - int(lo.sum())]  # (block, position) order
+        out[t, :, 0] = lo + np.bincount(owner[first], minlength=op.nb)
+    return out
+
+
+def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.ndarray:
+    part, ax = op.part, op.axis
+    if part == "local":
+        return _local(op, out, *a)
+    if part == "samples":
+        (lv,) = a
+        b = lv.shape[ax]
+        if b == 0:
+            return lv
+        return np.take(lv, np.arange(0, b, -(-b // op.k)), axis=ax)
+    if part == "candidates":  # sample ids by (value, block, position): a stable sort
+        return np.argsort(a[0], axis=ax, kind="stable").astype(np.intp)
+    if part == "ranks":
+        return a[0].sum(axis=ax).astype(np.intp)
+    if part == "counts":
+        lv, s, c = a
+        got = _counts(op, out[ax].start, _lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
+        return _unlines(got[:, None, :], lv, ax, 1)
+    if part == "brackets":
+        lv, nrow, ranks = (_lines(v, ax, q) for v, q in zip(a, (1, 2, 1)))
+        got = _brackets(op, out[ax].start, out[ax + 1].start, lv, nrow, ranks, expr.dtype)
+        return _unlines(got, a[0], ax, 1)
+    e, ncount, ranks = a
+    lines = (_lines(e, ax, 3), _lines(ncount, ax, 2), _lines(ranks, ax, 1))
+    return _unlines(_offsets(op, out[ax + 1].start, *lines), ranks, ax, 1)
+
+
+@register(SampleSortStage)
+def samplesort_stage(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.ndarray:
+    return _block(op, expr, out, *a)
+
+
+State = tuple[tuple[int, ...], int, dict[int, list[tuple[np.ndarray, ...]]]]
+"""The other axes' block shape, the output block's length along the axis, and per sorted
+block ``i`` its slice of every line."""
+
+
+def _partial(op: Exchange, expr: Expr, arrays: tuple, region: Region, in_shape: Any) -> State:
+    ax = op.axis
+    o = _lines(arrays[-1], ax, 2)  # lines x (nb, 2)
+    first = arrays[0]
+    batch = first.shape[:ax] + first.shape[ax + 1 :]
+    rows = region[ax + 1]
+    width = op.rows[region[ax].start]
+    if rows.stop <= rows.start:
+        return batch, width, {}
+    i = int(np.searchsorted(np.cumsum(op.rows), rows.start, side="right"))
+    lines = [_lines(v, ax, 1) for v in arrays[:-1]]
+    pieces = [
+        tuple(np.ascontiguousarray(v[t, o[t, i, 0] : o[t, i, 1]]) for v in lines)
+        for t in range(o.shape[0])
+    ]
+    return batch, width, {i: pieces}
+
+
+def _combine(op: Exchange, a: State, b: State) -> State:
+    return a[0], a[1], {**a[2], **b[2]}
+
+
+def _finalize(op: Exchange, expr: Expr, state: State) -> np.ndarray:
+    batch, width, parts = state
+    blocks = [parts[i] for i in sorted(parts)]
+    nlines = int(np.prod(batch, dtype=np.int64))
+    lines = []
+    for t in range(nlines):
+        pieces = [b[t] for b in blocks]
+        vals = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, expr.dtype)
+        if not op.arg:
+            lines.append(stable_values(vals))  # runs in block order: ties by (block, position)
+            continue
+        order = np.argsort(vals, kind="stable")
+        lines.append(np.concatenate([p[1] for p in pieces])[order])
+    flat = np.array(lines, dtype=expr.dtype).reshape(nlines, width)
+    out = flat.reshape(*batch, width)
+    return np.ascontiguousarray(np.moveaxis(out, -1, op.axis))
+
+
+exchange_kernel = register(Exchange)(
+    ReduceKernel(partial=_partial, combine=_combine, finalize=_finalize)
+)
