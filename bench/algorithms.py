@@ -32,9 +32,10 @@ Operations (``blocks`` = 32 blocks along the long axis, for every system):
 4. ``sort``: S float64 in 32 blocks (``la.sort``; ``np.sort``). ``la.sort`` is a
    sample sort whose output keeps the 32 blocks (the note column gives the
    output's block count; inter-worker bytes show each element moving about
-   once); dask.array has no global sort, so it has no row. ``la.sort`` is stable by default and ``np.sort`` (default
-   kind) is not: NumPy's stable sort of 2e7 float64 was about 3.5x its default
-   on the 2-core machine this was written on.
+   once); dask.array has no global sort, so it has no row. ``la.sort`` is
+   stable by default and ``np.sort`` (default kind) is not: NumPy's stable
+   sort of 2e7 float64 was about 3.5x its default on the 2-core machine this
+   was written on.
 
 Sizes: default N = 2e8, M = 2e7, R = 2,000,000, S = 2e7 (a few minutes on a
 2-core machine); ``--quick`` is 100x smaller (a smoke run); ``--full`` is
