@@ -21,7 +21,7 @@ from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.graph import build
 from lazyarr.graph.build import user_names
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, reached
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.memory import (
@@ -195,17 +195,11 @@ def _localize(exprs: Sequence[Expr], executor: str) -> Sequence[Expr]:
     ``localize(exprs)``; only uncached plans pay for this walk (plans that
     read persisted blocks are never cached).
     """
-    owners: set[str] = set()
-    seen: set[int] = set()
-    stack = list(exprs)
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e.op, FromBlocks) and e.op.store.executor not in (executor, "numpy"):
-            owners.add(e.op.store.executor)
-        stack.extend(e.inputs)
+    owners = {
+        e.op.store.executor
+        for e in reached(exprs)
+        if isinstance(e.op, FromBlocks) and e.op.store.executor not in (executor, "numpy")
+    }
     for name in sorted(owners):
         localize = getattr(registry.get(name), "localize", None)
         if localize is not None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import networkx as nx
 
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, reached
 
 __all__ = ["build", "node_name", "user_names"]
 
@@ -85,14 +85,7 @@ def user_names(outputs: Sequence[Expr]) -> dict[str, str]:
     unnamed expressions (the plan cache) gets them through ``Plan.with_labels``.
     """
     found: dict[str, str] = {}
-    seen: set[int] = set()
-    stack = list(outputs)
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
+    for e in reached(outputs):
         if e.user_name:
             found.setdefault(e.key, e.user_name)
-        stack.extend(e.inputs)
     return found

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from lazyarr.graph.token import canonical, digest
 
-__all__ = ["Expr", "Op", "SourceOp", "MapOp", "ReduceOp", "Region", "op_types"]
+__all__ = ["Expr", "Op", "SourceOp", "MapOp", "ReduceOp", "Region", "op_types", "reached"]
 
 Region = tuple[slice, ...]
 """A bounding box of an array in global coordinates: one step-1 slice per axis."""
@@ -210,3 +210,17 @@ class Expr:
     def renamed(self, user_name: str | None) -> Expr:
         """This expression under another user name (same key, same value)."""
         return Expr(self.op, self.inputs, self.shape, self.dtype, self.chunks, user_name)
+
+
+def reached(roots: Sequence[Expr]) -> Iterator[Expr]:
+    """Every expression under ``roots`` (themselves included), each once by identity,
+    without recursion (deep chains do not hit the recursion limit); no order promised."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        stack.extend(e.inputs)

@@ -10,7 +10,7 @@ import numpy as np
 
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr, chunks_for, is_auto, source_expr
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, reached
 from lazyarr.graph.ops import Arange, Eye, Linspace
 from lazyarr.graph.ops import full as full_op
 from lazyarr.graph.ops._common import normalize_shape
@@ -206,17 +206,7 @@ def empty(
 
 def _all_auto(e: Expr) -> bool:
     """True when every source under ``e`` is generated with auto chunks."""
-    seen: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if not x.inputs and not (isinstance(x.op, Generated) and x.op.auto_chunks):
-            return False
-        stack.extend(x.inputs)
-    return True
+    return all(x.inputs or (isinstance(x.op, Generated) and x.op.auto_chunks) for x in reached([e]))
 
 
 def _like(x: Any, value: Any, dtype: Any, chunks: Any) -> LazyArray:
