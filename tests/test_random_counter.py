@@ -47,10 +47,15 @@ def unit(w: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("name", sorted(MAKERS))
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_values_do_not_depend_on_chunks_or_executor(name, shape):
-    make = MAKERS[name]
+    assert_chunk_independent(MAKERS[name], shape, (1, 7, 100))
+
+
+def assert_chunk_independent(make, shape, chunkings) -> None:
+    """``make(shape, chunks=..., seed=...)`` gives the one-block values, bit for bit and in
+    the same dtype, for each of ``chunkings`` on every executor under test."""
     ref = make(shape, chunks=shape or (), seed=41).compute(executor="numpy")
     assert ref.shape == shape
-    for chunks in (1, 7, 100):
+    for chunks in chunkings:
         for executor in executors_under_test():
             got = make(shape, chunks=chunks, seed=41).compute(executor=executor)
             assert got.dtype == ref.dtype

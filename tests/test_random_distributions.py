@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from test_random_counter import assert_chunk_independent
 
 import lazyarr as la
 from lazyarr.testing import assert_same_error, executors_under_test
@@ -59,14 +60,7 @@ def _chunkings(shape: tuple[int, ...]) -> list:
 @pytest.mark.parametrize("name", sorted(MAKERS))
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_values_do_not_depend_on_chunks_or_executor(name, shape):
-    make = MAKERS[name]
-    ref = make(shape, chunks=shape or (), seed=41).compute(executor="numpy")
-    assert ref.shape == shape
-    for chunks in _chunkings(shape):
-        for executor in executors_under_test():
-            got = make(shape, chunks=chunks, seed=41).compute(executor=executor)
-            assert got.dtype == ref.dtype
-            np.testing.assert_array_equal(got, ref, err_msg=f"{chunks=} {executor=}")
+    assert_chunk_independent(MAKERS[name], shape, _chunkings(shape))
 
 
 @pytest.mark.parametrize("name", sorted(ARRAY_MAKERS))
