@@ -261,7 +261,8 @@ class _Run:
         # each block: (worker, its key, the block, its slab's key or None)
         placed: list[tuple[str | None, str, np.ndarray, str | None]] = []
         slabs: dict[str, Slab] = {}
-        filling: dict[str | None, tuple[str, list[int]]] = {}  # per worker: open slab, bytes
+        slab_bytes: dict[str, int] = {}
+        filling: dict[str | None, str] = {}  # per worker: the slab being filled
         for tid in tids:
             task = graph.tasks[tid]
             k = self.key(stage, task.index)
@@ -269,13 +270,12 @@ class _Run:
             block = _local_block(stage, task.index)
             slab_key = None
             if packed and block.nbytes <= SLAB_BLOCK_BYTES:
-                open_slab = filling.get(where)
-                if open_slab is None or open_slab[1][0] + block.nbytes > SLAB_BYTES:
-                    open_slab = filling[where] = (self.key(stage, task.index, "-slab"), [0])
-                    slabs[open_slab[0]] = Slab()
-                slab_key = open_slab[0]
+                slab_key = filling.get(where)
+                if slab_key is None or slab_bytes[slab_key] + block.nbytes > SLAB_BYTES:
+                    slab_key = filling[where] = self.key(stage, task.index, "-slab")
+                    slabs[slab_key], slab_bytes[slab_key] = Slab(), 0
                 slabs[slab_key][k] = block
-                open_slab[1][0] += block.nbytes
+                slab_bytes[slab_key] += block.nbytes
             placed.append((where, k, block, slab_key))
         by_worker: dict[str | None, dict[str, Any]] = {}
         for where, k, block, slab_key in placed:

@@ -124,15 +124,13 @@ class ClusterSim:
         target: int,
         deltas: dict[tuple[int, int], float],
         record: bool,
-        held: list[int] | None = None,
-    ) -> int:
+    ) -> tuple[int, int]:
         """Add the loads of copying each of ``blocks`` (distinct) to ``target`` into ``deltas``;
         ``record``: also note the replicas (holders, bytes in, moves). Returns the raw bytes
-        copied (blocks ``target`` holds cost nothing).
+        copied and the bytes of the blocks ``target`` holds already (they cost nothing).
 
         One loop for a whole op (the planner's inner loop, run per input block of every
         op it tries): each delta accumulates in the same order as block by block would.
-        ``held``: a one-item list to which the bytes of every block are added (copied or not).
         """
         loc, sizes, host_of = self.loc, self.size, self.host_of
         here = host_of[target]
@@ -140,17 +138,14 @@ class ClusterSim:
         mem = deltas.get(mem_key, 0.0)
         net_in = deltas.get(in_key, 0.0)
         local = self.local_coeff
-        moved = 0
+        moved = held = 0
         copied = False
-        total = 0
         for block in blocks:
             where = loc[block]
             if target in where:
-                if held is not None:
-                    total += sizes[block]
+                held += sizes[block]
                 continue
             size = sizes[block]
-            total += size
             src = where[0]
             if host_of[src] != here:  # a same-host holder if there is one (source_for)
                 for w in where:
@@ -168,12 +163,10 @@ class ClusterSim:
                 where.append(target)
                 self.bytes_in[target] += size
                 self.moves += 1
-        if held is not None:
-            held[0] += total
         if copied:
             deltas[mem_key] = mem
             deltas[in_key] = net_in
-        return moved
+        return moved, held
 
     def _op_deltas(
         self, op: SimOp, worker: int, lookahead: int | None
@@ -224,26 +217,30 @@ class ClusterSim:
         self._check_worker(worker)
         return self._objective_with(self._op_deltas(op, worker, lookahead))
 
-    def commit(self, op: SimOp, worker: int, held: list[int] | None = None) -> int:
+    def commit(self, op: SimOp, worker: int) -> int:
         """Run ``op`` on ``worker``: copy missing inputs there, add the output.
 
-        Returns the raw bytes copied into ``worker``; ``held``: a one-item list to which
-        the bytes of all the op's distinct inputs are added (its working set).
+        Returns the raw bytes copied into ``worker``.
         """
+        return self.commit_counting(op, worker)[0]
+
+    def commit_counting(self, op: SimOp, worker: int) -> tuple[int, int]:
+        """:meth:`commit`, also returning the bytes of all the op's distinct inputs (its
+        working set): ``(bytes copied, input bytes)``."""
         self._check_worker(worker)
         deltas: dict[tuple[int, int], float] = {}  # loads only grow: one apply, same maxima
-        moved = self._copies(dict.fromkeys(op.inputs), worker, deltas, True, held)
+        moved, held = self._copies(dict.fromkeys(op.inputs), worker, deltas, record=True)
         self.size[op.output] = int(op.size)
         self.loc.setdefault(op.output, []).append(worker)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + float(op.size)
         self._apply(deltas)
-        return moved
+        return moved, moved + held
 
     def move(self, block: BlockKey, worker: int) -> int:
         """Copy ``block`` to ``worker`` (a replica); returns the raw bytes moved (0 if held)."""
         self._check_worker(worker)
         deltas: dict[tuple[int, int], float] = {}
-        moved = self._copies((block,), worker, deltas, record=True)
+        moved, _ = self._copies((block,), worker, deltas, record=True)
         if moved:
             self._apply(deltas)
         return moved

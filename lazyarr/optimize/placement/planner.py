@@ -279,9 +279,8 @@ class Planner:
             op = SimOp(keys, (stage.name, idx), reads.block_nbytes(idx))
             owner = int(owners[idx])
             w = owner if owner_only else self._choose(op, owner)
-            inputs = [0]  # the bytes of the block's distinct inputs: its panels
-            est[idx] = self.sim.commit(op, w, inputs)
-            panel = max(panel, inputs[0])
+            est[idx], inputs = self.sim.commit_counting(op, w)  # inputs: the block's panels
+            panel = max(panel, inputs)
             worker[idx] = w
             off += w != owner
         moves = self.sim.moves - start
