@@ -236,11 +236,10 @@ class Planner:
         for k in op.inputs:
             cands.update(sim.loc[k])
 
-        def missing(w: int) -> int:
-            return sum(sim.size[k] for k in dict.fromkeys(op.inputs) if w not in sim.loc[k])
-
-        least = min(missing(w) for w in cands)
-        near = sorted(w for w in cands if missing(w) == least)
+        inputs = dict.fromkeys(op.inputs)
+        missing = {w: sum(sim.size[k] for k in inputs if w not in sim.loc[k]) for w in cands}
+        least = min(missing.values())
+        near = sorted(w for w in cands if missing[w] == least)
         if len(near) == 1:
             return near[0]
         best = min(near, key=lambda w: (sim.simulate(op, w, lookahead=owner), w != owner, w))
