@@ -49,7 +49,9 @@ result matches NumPy. How each is measured:
   plan (medians), and includes whatever the executor does with the plan
   (turning it into tasks, compiling or loading kernels, running, gathering);
 * dask.array rows have no plan column: graph optimization is part of their total;
-* repeats: the median of ``--repeat`` runs up to 3,000 blocks, one run above
+* repeats: the median of ``--repeat`` runs up to 3,000 blocks; above, one run,
+  unless that run took under a second (a short run is cheap to repeat and the
+  most disturbed by other load: the median of ``--repeat`` runs again)
   (``numpy (one array)``: the fastest of at least 5 runs at every size, since a
   call of a millisecond or less is the most disturbed by other load);
 * warm: before a workload's first size every lazyarr executor computes it once,
@@ -125,7 +127,8 @@ from lazyarr.executors import registry  # noqa: E402
 
 SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 QUICK_MAX = 3_000
-REPEAT_UP_TO = 3_000  # blocks; larger sizes run once
+REPEAT_UP_TO = 3_000  # blocks; larger sizes run once unless a run is short
+SHORT_S = 1.0  # seconds: a run this short is repeated at every size
 WARM_BLOCKS = 2_000
 FIT_FROM = 1_000
 PREDICT_FACTOR = 3.0
@@ -371,11 +374,13 @@ def measure(
         if system == NUMPY:  # the floor: short and noisy, so more runs
             reps = max(reps, NUMPY_REPEAT)
         totals, plans, got = [], [], None
-        for _ in range(reps):
+        while len(totals) < reps:
             seconds, got = timed(compute, seen)
             totals.append(seconds)
             if plan is not None:
                 plans.append(timed(plan, seen)[0])
+            if seconds < SHORT_S:
+                reps = max(reps, args.repeat)
         # the NumPy floor takes the fastest run: its short calls suffer most from other load
         total = min(totals) if system == NUMPY else statistics.median(totals)
         row.update(total_s=total, us_per_block=total / case.blocks * 1e6)

@@ -183,7 +183,8 @@ class _Run:
             stage = graph.stages[task.stage]
             payload = payloads.get(task.stage)
             if payload is None:
-                payload = payloads[task.stage] = self._payload(stage)
+                in_place = tuple(graph.inputs_in_place(task.stage))
+                payload = payloads[task.stage] = self._payload(stage, in_place)
             suffix = "" if is_block[tid] else _SUFFIX[task.kind].format(task.part)
             values = [refs[d] for d in task.deps]
             picks = None
@@ -232,7 +233,7 @@ class _Run:
                 refs[tid] = fut
             self.ready_blocks += len(tids)
 
-    def _payload(self, stage: Stage) -> StagePayload | TaskRef:
+    def _payload(self, stage: Stage, in_place: tuple[bool, ...]) -> StagePayload | TaskRef:
         """The stage's payload: itself when small (it rides inside each task), else a task.
 
         A small payload is pickled once here and unpickled once per worker
@@ -242,7 +243,7 @@ class _Run:
         do not count it as data.
         """
         key = f"{dask_stats.PAYLOAD_PREFIX}{stage.name}-{self.token}"
-        payload = StagePayload(detached(stage), self.settings, key)
+        payload = StagePayload(detached(stage, in_place), self.settings, key, in_place)
         if payload.inline:
             return payload
         return self.graph.add(key, identity, payload, worker=None, loose=False)
@@ -509,7 +510,9 @@ class DaskExecutor:
     ) -> dict[str, dict[Index, Any]]:
         self.last_stats = None
         watched = progress is not None
-        graph = lower(plan, outputs)
+        # generated sources read by one task each are made by that task: no task, no
+        # stored block, no transfer for them
+        graph = lower(plan, outputs, generate_in_place=True)
         progress = _Clamped(progress or NullProgress(), graph.nblocks)
         placement = str(config.get("dask.placement"))
         stats = RunStats(self.name)

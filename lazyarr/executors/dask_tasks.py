@@ -24,6 +24,7 @@ import pickle
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import cloudpickle
@@ -51,16 +52,21 @@ ErrState = tuple[tuple[str, str], ...]
 copyreg.pickle(Expr, lambda e: (Expr, (e.op, e.inputs, e.shape, e.dtype, e.chunks)))
 
 
-def detached(stage: Stage) -> Stage:
+def detached(stage: Stage, in_place: Sequence[bool] = ()) -> Stage:
     """``stage`` with each input expression replaced by a data-free stand-in.
 
     Input expressions carry their whole upstream graph (user arrays,
     futures); a block task only needs their shape, dtype and chunks.
+    Inputs the tasks make themselves (``in_place``, per position: generated
+    sources, which read nothing) stay as they are.
     """
     new: dict[str, Expr] = {}
     stand_ins = []
-    for e in stage.input_exprs:
-        if e.key not in new:
+    for pos, e in enumerate(stage.input_exprs):
+        if pos < len(in_place) and in_place[pos]:
+            assert not e.inputs, f"{e!r} is read in place but reads other expressions"
+            new[e.key] = e
+        elif e.key not in new:
             store = BlockStore({}, "dask-input", e.key)
             new[e.key] = Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
         stand_ins.append(new[e.key])
@@ -113,8 +119,8 @@ def _payload_from(token: str, blob: bytes) -> StagePayload:
         if found is not None:
             _PAYLOADS.move_to_end(token)
             return found
-    stage, settings = pickle.loads(blob)
-    payload = StagePayload(stage, settings, token)
+    stage, settings, in_place = pickle.loads(blob)
+    payload = StagePayload(stage, settings, token, in_place)
     payload._blob = blob  # passed on as it came (the scheduler sends it to workers)
     with _PAYLOADS_LOCK:
         payload = _PAYLOADS.setdefault(token, payload)
@@ -130,14 +136,23 @@ class StagePayload:
     client asks; ``()`` uses the NumPy reference kernels. ``token``: a name
     unique to this payload (the run's and the stage's); with one, the
     payload pickles once (:attr:`blob`) and unpickles once per process.
+    ``in_place``: per input position, whether the stage's tasks make that
+    input's regions themselves (a generated source the lowering gave no tasks).
     """
 
-    __slots__ = ("_blob", "_fns", "settings", "stage", "token")
+    __slots__ = ("_blob", "_fns", "in_place", "settings", "stage", "token")
 
-    def __init__(self, stage: Stage, settings: tuple = (), token: str | None = None) -> None:
+    def __init__(
+        self,
+        stage: Stage,
+        settings: tuple = (),
+        token: str | None = None,
+        in_place: tuple[bool, ...] = (),
+    ) -> None:
         self.stage = stage
         self.settings = settings
         self.token = token
+        self.in_place = in_place
         self._fns: StageCode | None = None
         self._blob: bytes | None = None
 
@@ -145,7 +160,7 @@ class StagePayload:
     def blob(self) -> bytes:
         """The stage and settings, pickled (once)."""
         if self._blob is None:
-            value = (self.stage, self.settings)
+            value = (self.stage, self.settings, self.in_place)
             if any(isinstance(getattr(m.op, "fn", None), UserFunc) for m in self.stage.members):
                 # user functions travel by value where workers cannot import them
                 # (defined in a script's __main__, lambdas, closures), as dask sends them
@@ -161,14 +176,14 @@ class StagePayload:
 
     def __reduce__(self) -> tuple:
         if self.token is None:
-            return (StagePayload, (self.stage, self.settings))
+            return (StagePayload, (self.stage, self.settings, None, self.in_place))
         return (_payload_from, (self.token, self.blob))
 
     def code(self) -> StageCode:
         """The stage's kernels in this process (looked up once per payload)."""
         if self._fns is None:
             kernels = _worker_kernels(self.settings) if self.settings else ReferenceKernels()
-            self._fns = StageCode(self.stage, kernels)
+            self._fns = StageCode(self.stage, kernels, self.in_place or None)
         return self._fns
 
 

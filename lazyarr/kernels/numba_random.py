@@ -7,10 +7,12 @@ block's time. This kernel computes the same words (``reference/philox.py``
 fixes which words an element owns: word ``w`` is output ``w % 4`` of counter
 ``w // 4 + 1``) and converts them in one compiled call, so a block costs a
 call plus its own words (about 10 ns per element, so only regions of up to
-:data:`COMPILED_MAX_ELEMENTS` use it). Values are bit-identical to the reference kernel's
-(``tests/kernels/test_numba_random.py``); only ``random`` draws (float64 and
-float32) over plain regions are compiled, everything else stays with the
-reference kernel.
+:data:`COMPILED_MAX_ELEMENTS` use it). Larger regions that are one run of flat
+indices take NumPy's C Philox words a piece at a time and convert them with a
+compiled loop that releases the GIL (:func:`stream_source`). Values are
+bit-identical to the reference kernel's (``tests/kernels/test_numba_random.py``);
+only ``random`` draws (float64 and float32) over plain regions are compiled,
+everything else stays with the reference kernel.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Arg, Kernel
 from lazyarr.kernels.reference import philox
 
-__all__ = ["COMPILED_MAX_ELEMENTS", "by_size", "random_source", "supports"]
+__all__ = [
+    "COMPILED_MAX_ELEMENTS",
+    "STREAM_PIECE_WORDS",
+    "by_size",
+    "random_source",
+    "stream_source",
+    "supports",
+]
 
 Source = Callable[[Region], np.ndarray]
 
@@ -119,15 +128,28 @@ C Philox multiplies in 128 bits where this one splits each product into four 32-
 so the compiled kernel only wins where the reference's fixed cost dominates."""
 
 
-def by_size(compiled: Source, reference: Source) -> Source:
-    """A source that draws small regions with ``compiled``, others with ``reference``
-    (both give the same values)."""
+STREAM_PIECE_WORDS = 1 << 16
+"""Words a large region draws from NumPy's Philox at a time before the compiled
+conversion writes them into the block (512 KiB: the words stay in cache)."""
+
+_CONVERT_SOURCE = """
+@njit(nogil=True)
+def {name}(words, out):
+    for i in range(out.shape[0]):
+        v = words[i]
+        out[i] = {convert}
+"""
+
+
+def by_size(compiled: Source, large: Source) -> Source:
+    """A source that draws regions of up to ``COMPILED_MAX_ELEMENTS`` with ``compiled``
+    and larger ones with ``large`` (both give the same values)."""
 
     def draw(out: Region) -> np.ndarray:
         n = 1
         for sl in out:
             n *= sl.stop - sl.start
-        return compiled(out) if n <= COMPILED_MAX_ELEMENTS else reference(out)
+        return compiled(out) if n <= COMPILED_MAX_ELEMENTS else large(out)
 
     return draw
 
@@ -148,6 +170,39 @@ def _kernel(dtype: np.dtype) -> Kernel:
     source = _SOURCE.replace("{name}", name).replace("{convert}", _CONVERT[dtype])
     args = (Arg("key", "uint64", readonly=True), Arg("runs", "int64"), Arg("out", dtype.name))
     return Kernel(source=source, args=args, n_inputs=2, name=name)
+
+
+def _converter(dtype: np.dtype) -> Kernel:
+    name = f"philox_words_to_{dtype.name}"
+    source = _CONVERT_SOURCE.replace("{name}", name).replace("{convert}", _CONVERT[dtype])
+    args = (Arg("words", "uint64", readonly=True), Arg("out", dtype.name))
+    return Kernel(source=source, args=args, n_inputs=1, name=name)
+
+
+def stream_source(expr: Expr, options: Options, reference: Source) -> Source:
+    """``region -> block`` for large regions: NumPy's C Philox draws the words a piece at
+    a time and a compiled, GIL-free loop converts each piece into the block. The
+    reference kernel's NumPy conversion makes two temporaries per piece and holds the
+    GIL between them: two threads drawing 1 MiB blocks ran only 1.3x faster than one.
+    Regions that are not one run of flat indices (a 2-d block narrower than its array)
+    go to ``reference``. Values equal the reference kernel's."""
+    dtype = np.dtype(expr.dtype)
+    fn = compile_kernel(_converter(dtype), options)
+    key = philox.key(expr.op.seed)
+    shape = expr.shape
+
+    def draw(out: Region) -> np.ndarray:
+        r = philox.runs(shape, out)
+        if r.outer:
+            return reference(out)
+        block = np.empty(tuple(sl.stop - sl.start for sl in out), dtype)
+        flat = block.reshape(-1)
+        for lo in range(0, flat.size, STREAM_PIECE_WORDS):
+            hi = min(flat.size, lo + STREAM_PIECE_WORDS)
+            fn(philox.stream(key, r.start + lo, hi - lo), flat[lo:hi])
+        return block
+
+    return draw
 
 
 def random_source(expr: Expr, options: Options) -> Source:

@@ -128,12 +128,13 @@ class NumbaKernels:
         if numba_random.supports(expr) and expr.nbytes >= self.min_bytes:
             try:
                 compiled = numba_random.random_source(expr, self.options)
+                large = numba_random.stream_source(expr, self.options, reference)
             except CANNOT_COMPILE as e:
                 reason = f"{type(e).__name__}: {e}"
                 self.fallbacks[expr.key] = reason
                 _warn_once(reason)
             else:
-                return numba_random.by_size(compiled, reference)
+                return numba_random.by_size(compiled, large)
         return reference
 
     def map(self, stage: Any) -> MapFn:

@@ -54,7 +54,13 @@ class _Lowering:
     """The state of one lowering: needed blocks, per-block reads, the tasks made so far."""
 
     def __init__(
-        self, plan: Plan, outputs: Sequence[str], joint: bool, in_place: bool, split: int = 0
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        joint: bool,
+        in_place: bool,
+        split: int = 0,
+        generate_in_place: bool = False,
     ) -> None:
         self.plan = plan
         self.stages = tuple(plan.stages.values())
@@ -75,7 +81,7 @@ class _Lowering:
         self.slot_of: dict[int, int] = {}
         self.joint_inputs: dict[int, tuple[int, ...]] = {}
         self.joint = joint
-        self.in_place = in_place
+        self.generate_in_place = generate_in_place
         self.split = split
         self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
 
@@ -108,7 +114,7 @@ class _Lowering:
             if stage.kind == "source":
                 # a generated or read source each of whose blocks one task reads is made in
                 # that task (no task, no stored block; it makes just the region needed)
-                if self.in_place and isinstance(stage.expr.op, Windowed):
+                if self.generate_in_place and isinstance(stage.expr.op, Windowed):
                     once = stage.regenerate or int(need.max()) <= 1
                     self.direct[si] = si not in self.outputs and once
                 continue
@@ -488,6 +494,7 @@ def lower(
     joint: bool = False,
     in_place: bool = False,
     split: int = 0,
+    generate_in_place: bool | None = None,
 ) -> TaskGraph:
     """The task graph that computes every block of ``outputs`` (default: the plan's).
 
@@ -496,13 +503,17 @@ def lower(
     arrays in this process (user data, locally persisted blocks;
     :func:`in_memory`) get no tasks, and neither do generated sources each
     of whose blocks a single task reads; the tasks that read them cut or
-    make what they need themselves (:attr:`TaskGraph.in_place`). Blocks no
-    output needs get no task. ``split`` (an executor's threads): contractions
+    make what they need themselves (:attr:`TaskGraph.in_place`).
+    ``generate_in_place`` (default: ``in_place``) asks for the second half
+    alone, for executors in other processes: a generated block costs its
+    reader a kernel call there too, and saves a task and a stored block.
+    Blocks no output needs get no task. ``split`` (an executor's threads): contractions
     with fewer blocks than that run their partial products as separate tasks,
     summed in a tree, so the threads share them.
     """
     outs = tuple(outputs) if outputs is not None else plan.outputs
-    low = _Lowering(plan, outs, joint, in_place, split)
+    generate = in_place if generate_in_place is None else generate_in_place
+    low = _Lowering(plan, outs, joint, in_place, split, generate)
     low.backward()
     low.forward()
     return TaskGraph(

@@ -79,10 +79,33 @@ def test_numba_kernel_set_compiles_uniform_sources_only_above_the_threshold():
     np.testing.assert_array_equal(slow(r), ref(r))
     assert fast.__qualname__.startswith("by_size")
     assert not slow.__qualname__.startswith("by_size")
-    # big regions go to the reference kernel (faster per element), same values
+    # big regions: NumPy's words, converted by the compiled loop; same values
     big = NumbaKernels(Options(), min_bytes=0).generate(_expr((5000,)))
     r = (slice(0, numba_random.COMPILED_MAX_ELEMENTS + 1),)
     np.testing.assert_array_equal(big(r), ReferenceKernels().generate(_expr((5000,)))(r))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.sampled_from([(3000,), (40, 90), (7, 13, 30)]),
+    data=st.data(),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_streamed_large_regions_equal_the_reference(shape, data, dtype):
+    expr = _expr(shape, dtype)
+    reference = ReferenceKernels().generate(expr)
+    draw = numba_random.stream_source(expr, Options(), reference)
+    region = tuple(
+        slice(lo, data.draw(st.integers(lo, n), label="stop"))
+        for n in shape
+        for lo in [data.draw(st.integers(0, n), label="start")]
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        # pieces of 64 words, so a region crosses several pieces and piece edges
+        mp.setattr(numba_random, "STREAM_PIECE_WORDS", 64)
+        got = draw(region)
+    assert got.dtype == dtype and got.shape == tuple(s.stop - s.start for s in region)
+    np.testing.assert_array_equal(got, reference(region))
 
 
 @pytest.mark.parametrize("chunks", [1, 7, 100, (3, 5), -1])
