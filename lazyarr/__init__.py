@@ -46,4 +46,10 @@ from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
 _array._NAMESPACE["module"] = _sys.modules[__name__]
 
+# namespace functions record calls on arrays whose lengths are not counted yet
+from lazyarr.namespace import deferred as _deferred  # noqa: E402
+
+_deferred.defer_namespace(globals(), _array.HANDLED_FUNCTIONS)
+Deferred = _deferred.Deferred
+
 __array_api_version__ = "2024.12"

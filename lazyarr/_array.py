@@ -34,6 +34,10 @@ __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
 # The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
 _NAMESPACE: dict[str, Any] = {}
 
+# ``x[mask]`` with a lazy boolean mask (a result whose length is a count); set by
+# ``lazyarr/namespace/compaction.py``, which sits above this module.
+_BOOLEAN_INDEX: dict[str, Callable[[Any, Any], Any]] = {}
+
 # numpy function -> lazyarr implementation, filled by the namespace modules.
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
@@ -533,6 +537,10 @@ class LazyArray(dask_collection.DaskCollection):
 
     # -- indexing -----------------------------------------------------------
     def __getitem__(self, index: Any) -> LazyArray:
+        mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+        if isinstance(mask, LazyArray) and mask.dtype == np.bool_:
+            # lazy: the length is the count of true values, computed before planning
+            return _BOOLEAN_INDEX["index"](self, mask)
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
 
     def __setitem__(self, index: Any, value: Any) -> None:

@@ -155,6 +155,15 @@ class Explanation(str):
         return f'<pre class="lazyarr-explain">{html.escape(str(self))}</pre>'
 
 
+def _planned(a: Any, measured: bool) -> Any:
+    """A deferred array (lengths not counted yet) as it is drawn: its preview, each
+    data-dependent selection at its largest; computing nothing. Others as they are."""
+    preview = getattr(a, "preview", None)
+    if preview is None or measured or getattr(a, "_resolved", None) is not None:
+        return a
+    return preview()
+
+
 def _exprs(arrays: Sequence[Any]) -> list[Expr]:
     return [as_expr(a) for a in arrays]
 
@@ -204,7 +213,7 @@ def plan_of(
     """
     if stage is not None and measured:
         raise ValueError("stage= draws a plan before it runs; it cannot be combined with measured=")
-    args = tuple(a if isinstance(a, Plan) else as_expr(a) for a in arrays)
+    args = tuple(a if isinstance(a, Plan) else as_expr(_planned(a, measured)) for a in arrays)
     plan, ex, meas = _plan_of(*args, stage=stage, measured=measured, executor=executor)
     exprs = [a for a in args if isinstance(a, Expr)]
     return plan.with_labels(user_names(exprs, names)), ex, meas
@@ -272,6 +281,8 @@ def visualize(
         *arrays, stage=stage, measured=measured, executor=executor, names=names
     )
     title = "lazyarr plan" + (f" ({ex})" if ex else "")
+    if not measured and any(_planned(a, False) is not a for a in arrays):
+        title += ", value-dependent lengths at their largest"
     if stage is not None:
         title += f", after {stage}" if stage != "raw" else ", raw graph (no passes)"
     if meas is not None:
@@ -300,4 +311,11 @@ def explain(
     plan, ex, meas = plan_of(
         *arrays, stage=stage, measured=measured, executor=executor, names=names
     )
-    return Explanation(explain_text(plan, ex, configured_memory_limit(), meas))
+    text = explain_text(plan, ex, configured_memory_limit(), meas)
+    if not measured and any(_planned(a, False) is not a for a in arrays):
+        text += (
+            "\nLengths that depend on values (x[mask], nonzero, unique, ...) are not counted "
+            "yet: this plan keeps every element of those selections. Computing counts them "
+            "first, then runs this plan with the exact lengths.\n"
+        )
+    return Explanation(text)

@@ -28,7 +28,8 @@ from lazyarr.graph.ops import indexing as ix
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace._register import implements
 from lazyarr.namespace.compute import compute
-from lazyarr.namespace.creation import arange, asarray, full
+from lazyarr.namespace.creation import arange, asarray, full, zeros
+from lazyarr.namespace.deferred import Deferred
 from lazyarr.namespace.elementwise import where
 from lazyarr.namespace.extras_stats import concat, lazy, raise_where, take
 from lazyarr.namespace.reductions import max as amax
@@ -144,8 +145,10 @@ def count_bins(
 def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
     """Occurrences of each value in the non-negative int array ``x`` (or sums of ``weights``).
 
-    The length is ``max(x.max() + 1, minlength)``, so ``x``'s minimum and
-    maximum are computed when called (which also checks for negatives).
+    The length is ``max(x.max() + 1, minlength)``: the result is deferred
+    (:mod:`lazyarr.namespace.deferred`); ``x``'s minimum and maximum are
+    computed first when it is computed or its shape is asked for (a negative
+    value raises NumPy's ``ValueError`` then).
     """
     xe = lazy(x)
     if xe.ndim != 1:
@@ -166,13 +169,20 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
             raise ValueError("The weights and list don't have the same length.")
         if not np.can_cast(w.dtype, np.float64, "same_kind"):
             raise TypeError(f"Cannot cast weights of dtype {w.dtype} to float64")
-    length = minlength
-    if xe.size:
-        low, high = compute(amin(xe), amax(xe))
+    ntype = np.intp if w is None else np.float64
+    if not xe.size:
+        return count_bins(xe.astype(np.intp), minlength, w, ntype)
+
+    def build(values: Any) -> LazyArray:
+        low, high = values
         if low < 0:
             raise ValueError("'list' argument must have no negative elements")
-        length = max(int(high) + 1, minlength)
-    return count_bins(xe.astype(np.intp), length, w, np.intp if w is None else np.float64)
+        return count_bins(xe.astype(np.intp), max(int(high) + 1, minlength), w, ntype)
+
+    def stand_in(n: int) -> LazyArray:
+        return zeros((n,), dtype=ntype)
+
+    return Deferred.root((amin(xe), amax(xe)), build, stand_in, (None,))
 
 
 def _bin_edges(x: LazyArray, bins: Any, range: Any, weights: Any) -> tuple[np.ndarray, bool]:

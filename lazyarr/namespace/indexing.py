@@ -105,19 +105,27 @@ def take_along_axis(x: Any, indices: Any, /, axis: int | None = -1) -> LazyArray
 
 @implements("compress")
 def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -> LazyArray:
-    """Slices of ``a`` along ``axis`` where ``condition`` (1-d, may be shorter) is true."""
+    """Slices of ``a`` along ``axis`` where ``condition`` (1-d, may be shorter) is true.
+
+    Lazy: the result's length along ``axis`` is the count of true values, computed
+    (that count only) when the result is computed or its shape is asked for.
+    """
+    from lazyarr.namespace.compaction import compress_along
+
     _no_out("compress", out)
-    cond = _concrete(condition)
-    if cond.ndim != 1:
-        raise ValueError("condition must be a 1-d array")
-    return take(a, np.nonzero(cond)[0], axis=axis)
+    cond = condition if isinstance(condition, LazyArray) else wrap(as_expr(condition))
+    return compress_along(cond, a if isinstance(a, LazyArray) else wrap(as_expr(a)), axis)
 
 
 @implements("extract")
 def extract(condition: Any, arr: Any) -> LazyArray:
-    """The elements of ``arr`` where ``condition`` is true, in C order (1-d)."""
-    cond = _concrete(condition)
-    xe = as_expr(arr)
-    if cond.shape == xe.shape:
-        return wrap(ix.getitem(xe, cond.astype(bool, copy=False)))
-    return take(wrap(xe), np.nonzero(np.ravel(cond))[0])
+    """The elements of ``arr`` where ``condition`` is true, in C order (1-d, lazy).
+
+    Like NumPy, a ``condition`` of another shape is read flattened against the
+    flattened ``arr`` (it may be shorter).
+    """
+    from lazyarr.namespace.compaction import compress_along
+
+    cond = condition if isinstance(condition, LazyArray) else wrap(as_expr(condition))
+    a = arr if isinstance(arr, LazyArray) else wrap(as_expr(arr))
+    return compress_along(cond.reshape((-1,)) != 0, a, None)

@@ -1,8 +1,8 @@
-"""Searching: ``searchsorted`` (lazy) and ``nonzero``/``argwhere``/``flatnonzero``.
+"""Searching: ``searchsorted`` and ``nonzero``/``argwhere``/``flatnonzero``, all lazy.
 
-``nonzero``, ``argwhere`` and ``flatnonzero`` have result shapes that
-depend on the data, so they compute their input *when called* and return
-lazy arrays over the computed NumPy results. ``argmax``, ``argmin`` and
+``nonzero``, ``argwhere`` and ``flatnonzero`` have lengths that depend on
+the data: they are deferred arrays (:mod:`lazyarr.namespace.deferred`),
+whose counts are computed before the rest is planned. ``argmax``, ``argmin`` and
 ``count_nonzero`` live with the reductions; ``where`` with one argument
 comes here through ``lazyarr.where``.
 """
@@ -17,7 +17,7 @@ from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
 from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.namespace._register import implements
-from lazyarr.namespace.creation import asarray
+from lazyarr.namespace.compaction import argwhere_of, flatnonzero_of, nonzero_of
 
 __all__ = ["argwhere", "flatnonzero", "nonzero", "searchsorted"]
 
@@ -29,39 +29,30 @@ def computed(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def _lazy(x: Any) -> LazyArray:
+    return x if isinstance(x, LazyArray) else wrap(as_expr(x))
+
+
 @implements("nonzero")
 def nonzero(x: Any, /) -> tuple[LazyArray, ...]:
-    """Indices of the non-zero elements, one array per axis.
+    """Indices of the non-zero elements, one array per axis (lazy).
 
-    Computes ``x`` when called (the result length depends on the data) and
-    returns lazy arrays over the computed indices.
+    Their length is the count of non-zero values: it is computed (that count
+    only) when the result is computed or its shape is asked for.
     """
-    if as_expr(x).ndim == 0:
-        raise ValueError(
-            "Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() "
-            "instead."
-        )
-    return tuple(asarray(i) for i in np.nonzero(computed(x)))
+    return nonzero_of(_lazy(x))
 
 
 @implements("argwhere")
 def argwhere(a: Any, /) -> LazyArray:
-    """Indices of the non-zero elements, one row per element (shape ``(N, a.ndim)``).
-
-    Computes ``a`` when called (the result shape depends on the data).
-    """
-    as_expr(a)
-    return asarray(np.argwhere(computed(a)))
+    """Indices of the non-zero elements, one row per element (shape ``(N, a.ndim)``, lazy)."""
+    return argwhere_of(_lazy(a))
 
 
 @implements("flatnonzero")
 def flatnonzero(a: Any, /) -> LazyArray:
-    """Indices of the non-zero elements of the flattened array.
-
-    Computes ``a`` when called (the result length depends on the data).
-    """
-    as_expr(a)
-    return asarray(np.flatnonzero(computed(a)))
+    """Indices of the non-zero elements of the flattened array (lazy)."""
+    return flatnonzero_of(_lazy(a))
 
 
 @implements("searchsorted")

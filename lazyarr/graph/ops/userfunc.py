@@ -182,11 +182,18 @@ def accepts(fn: Any, name: str) -> bool:
 
 
 def block_index(chunks: Chunks, region: Region, op: str) -> tuple[int, ...]:
-    """The index of the block ``region`` is; ``ValueError`` when it is not exactly one block."""
+    """The index of the block ``region`` is; ``ValueError`` when it is not exactly one block.
+
+    An empty region is the first empty block at its offset (empty blocks at one
+    offset have the same inputs' regions up to empty ones, so any would do).
+    """
     index = []
     for blocks, s in zip(chunks, region):
         o = offsets(blocks)
-        b = bisect.bisect_right(o, s.start) - 1
+        if s.start == s.stop:
+            b = bisect.bisect_left(o, s.start)
+        else:
+            b = bisect.bisect_right(o, s.start) - 1
         if len(blocks) == 1 and s.start == 0 and s.stop == o[-1]:
             b = 0
         elif b >= len(blocks) or o[b] != s.start or o[b + 1] != s.stop:
