@@ -47,6 +47,9 @@ def select_rows(x: LazyArray, mask: LazyArray, check: Check | None = None) -> De
     that raises where the selection is not allowed (NumPy's error, at compute).
     """
     rest = x.shape[1:]
+    if x.shape[0] <= 1 and len(x.chunks[0]) > 1:
+        # blockwise reads a length-1 axis as broadcast, whatever its blocks: one block
+        x = x.rechunk(((x.shape[0],), *x.chunks[1:]))
     if mask.chunks[0] != x.chunks[0]:
         mask = mask.rechunk((x.chunks[0],))
     blocks = len(x.chunks[0])
