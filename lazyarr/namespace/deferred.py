@@ -333,9 +333,7 @@ def _known(a: LazyArray) -> tuple[int | None, ...]:
 def _deferred_like(tries: list[LazyArray], call: tuple) -> Deferred:
     """The deferred result of ``call``: the lengths all ``tries`` agree on are known."""
     shapes = [_known(t) for t in tries if t.ndim == tries[0].ndim]
-    known = tuple(
-        x if all(s[ax] == x for s in shapes) else None for ax, x in enumerate(shapes[0])
-    )
+    known = tuple(x if all(s[ax] == x for s in shapes) else None for ax, x in enumerate(shapes[0]))
     d = Deferred._new(known, tries[0].dtype)
     d._call = call
     return d
@@ -490,9 +488,7 @@ def defer_namespace(names: dict[str, Any], handled: dict[Any, Callable[..., Any]
     import types
 
     def wrapped(name: str, fn: Any) -> Any:
-        ours = isinstance(fn, types.FunctionType) and fn.__module__.startswith(
-            "lazyarr.namespace"
-        )
+        ours = isinstance(fn, types.FunctionType) and fn.__module__.startswith("lazyarr.namespace")
         if not ours or name.startswith("_"):
             return fn
         return resolving(fn) if name in _RESOLVING_FUNCTIONS else deferring(fn)

@@ -113,8 +113,22 @@ def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -
     from lazyarr.namespace.compaction import compress_along
 
     _no_out("compress", out)
+    arr = a if isinstance(a, LazyArray) else wrap(as_expr(a))
+    if not isinstance(condition, LazyArray):
+        # known values: NumPy's errors now, and only as much condition as the axis
+        cond = np.asarray(condition)
+        if cond.ndim != 1:
+            raise ValueError("condition must be a 1-d array")
+        n = arr.size if axis is None else arr.shape[normalize_axis(axis, arr.ndim, "compress")]
+        beyond = np.flatnonzero(cond[n:])
+        if beyond.size:
+            shown = 0 if axis is None else axis
+            raise IndexError(
+                f"index {n + int(beyond[0])} is out of bounds for axis {shown} with size {n}"
+            )
+        condition = cond[:n]
     cond = condition if isinstance(condition, LazyArray) else wrap(as_expr(condition))
-    return compress_along(cond, a if isinstance(a, LazyArray) else wrap(as_expr(a)), axis)
+    return compress_along(cond, arr, axis)
 
 
 @implements("extract")
