@@ -308,3 +308,25 @@ def test_tiny_blocks_with_reblocking_on():
         assert_eq(la.sort(a), np.sort(x), executors=EXECUTORS)
         assert_eq(la.argsort(a, descending=True), desc_argsort(x), executors=EXECUTORS)
         assert_eq(la.argsort(g), np.argsort(g.compute(), kind="stable"), executors=EXECUTORS)
+
+
+def test_boundaries_are_merged_and_bracketed_in_groups():
+    # 4 blocks of 100: 12 samples a block (cap 9), so each group holds 2 of the 5
+    # boundaries; ties across blocks and NaN keep the stable order
+    from lazyarr.graph.ops.samplesort import boundary_groups
+
+    assert boundary_groups((100,) * 4, 9) == (2, 2, 1)
+    assert boundary_groups((625_000,) * 32, 610) == (32, 1)
+    assert boundary_groups((10,) * 6, 10) == (1,) * 7
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 30, 400).astype(float)
+    x[rng.integers(0, 400, 9)] = np.nan
+    a = la.asarray(x, chunks=100)
+    groups = {
+        s.expr.chunks[1]
+        for s in api.make_plan([la.sort(a)._expr], "numpy", ()).stages.values()
+        if getattr(s.expr.op, "part", None) in ("brackets", "offsets")
+    }
+    assert groups == {(2, 2, 1)}
+    assert_eq(la.sort(a), np.sort(x), executors=EXECUTORS)
+    assert_eq(la.argsort(a), np.argsort(x, kind="stable"), executors=EXECUTORS)

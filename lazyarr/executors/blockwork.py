@@ -224,6 +224,10 @@ def run_task(
     if kind == TaskKind.FINALIZE:
         state = tree_combine(list(values), lambda a, b: _combine(code, a, b))
         if stage.kind == "reduce":
-            return code.reduction.finalize(stage.expr.op, stage.expr, state)
+            kernel = code.reduction
+            into = getattr(kernel, "finalize_into", None)
+            if out is not None and into is not None:
+                return into(stage.expr.op, stage.expr, state, out)
+            return kernel.finalize(stage.expr.op, stage.expr, state)
         return state
     raise NotImplementedError(f"{kind.name} tasks are run by the executor that lowered them")

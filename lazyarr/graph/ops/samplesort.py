@@ -56,7 +56,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from lazyarr.graph.chunks import blocks_in_range
+from lazyarr.graph.chunks import blocks_in_range, regular_chunks
 from lazyarr.graph.expr import Expr, MapOp, ReduceOp, Region
 
 __all__ = [
@@ -92,6 +92,19 @@ def sample_positions(rows: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndar
     return block, (np.arange(block.size, dtype=np.intp) - first) * gaps[block]
 
 
+def boundary_groups(rows: tuple[int, ...], cap: int) -> tuple[int, ...]:
+    """Chunks of the ``nb + 1`` output boundaries for the brackets and offsets stages.
+
+    A brackets task makes one block's brackets of a group of boundaries, an offsets
+    task merges a group's brackets of every block: groups as large as about one
+    input block's worth of brackets (``nb * cap`` elements per boundary), so tasks
+    are few (one group for tens of blocks) and none holds much more than a block.
+    """
+    nb = len(rows)
+    per = max(1, max(rows) // max(1, nb * cap))
+    return regular_chunks(nb + 1, min(per, nb + 1))
+
+
 def _starts(sizes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(accumulate(sizes, initial=0))
 
@@ -114,7 +127,8 @@ class SampleSortStage(MapOp):
 
     ``part``: ``local`` (input x; or x and its sorting indices), ``samples``
     (L), ``candidates`` (S), ``counts`` (L, S, C), ``ranks`` (N),
-    ``brackets`` (L, N, R: row ``i`` of N), ``offsets`` (E, N, R). Each has
+    ``brackets`` (L, N, R: row ``i`` of N; a group of boundaries, see
+    :func:`boundary_groups`), ``offsets`` (E, N, R; a group of boundaries). Each has
     :data:`MID` axes in place of ``axis``; every other axis is a batch of
     independent lines, its region passed through. See the module docstring.
     """
@@ -261,8 +275,9 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None, axis: int = 0) 
     c = _stage("candidates", x, (s,), ((m,),), intp, ax, k)
     ncount = _stage("counts", x, (local, s, c), ((1,) * nb, (m,)), intp, ax, k)
     ranks = _stage("ranks", x, (ncount,), ((m,),), intp, ax, k)
-    e_mid = ((1,) * nb, (1,) * (nb + 1), (probe.cap(),))
+    groups = boundary_groups(rows, probe.cap())
+    e_mid = ((1,) * nb, groups, (probe.cap(),))
     e = _stage("brackets", x, (local, ncount, ranks), e_mid, x.dtype, ax, k)
-    o = _stage("offsets", x, (e, ncount, ranks), ((nb,), (1,) * (nb + 1)), intp, ax, k)
+    o = _stage("offsets", x, (e, ncount, ranks), ((nb,), groups), intp, ax, k)
     ex = Exchange(rows=rows, arg=bool(arg), axis=ax, axes=(ax + 1,))
     return Expr(ex, (*values, o), x.shape, intp if arg else x.dtype, x.chunks)

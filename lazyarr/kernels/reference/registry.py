@@ -27,11 +27,15 @@ class ReduceKernel:
 
     ``partial(op, block, in_region, in_shape)`` sees the global region of
     the block (argmin/argmax need positions); states may be any objects.
+    ``finalize_into(op, expr, state, out)``, where given, writes the block
+    into ``out`` (a view of the output's final array) and returns it, so a
+    large block is not made and then copied.
     """
 
     partial: Callable[..., Any]
     combine: Callable[[Any, Any, Any], Any]
     finalize: Callable[..., Any]
+    finalize_into: Callable[..., Any] | None = None
 
 
 def register(op_type: type[Op]) -> Callable[[Any], Any]:

@@ -19,24 +19,29 @@ from lazyarr.kernels.reference.registry import ReduceKernel, register
 __all__: list[str] = []
 
 
-def stable_values(v: np.ndarray) -> np.ndarray:
+def stable_values(v: np.ndarray, in_place: bool = False) -> np.ndarray:
     """``np.sort(v, kind="stable")`` of a 1-d ``v`` by NumPy's fastest sort.
 
     Equal values are identical but for floats' ``-0.0``/``0.0`` and NaNs
-    (payloads, signs): those runs are put back in input order.
+    (payloads, signs): those runs are put back in input order. ``in_place``
+    sorts ``v`` itself (no copy of the block) and returns it.
     """
-    out = np.sort(v)
-    if v.dtype.kind != "f" or out.size == 0:
-        return out
+    if v.dtype.kind != "f" or v.size == 0:
+        if in_place:
+            v.sort()
+            return v
+        return np.sort(v)
     zero = v == 0
-    nz = int(np.count_nonzero(zero))
-    if nz:
-        lo = int(np.searchsorted(out, 0, side="left"))
-        out[lo : lo + nz] = v[zero]
+    zeros = v[zero] if zero.any() else None
     nan = np.isnan(v)
-    nn = int(np.count_nonzero(nan))
-    if nn:
-        out[out.size - nn :] = v[nan]
+    nans = v[nan] if nan.any() else None
+    out = v if in_place else v.copy()
+    out.sort()
+    if zeros is not None:
+        lo = int(np.searchsorted(out, 0, side="left"))
+        out[lo : lo + zeros.size] = zeros
+    if nans is not None:
+        out[out.size - nans.size :] = nans
     return out
 
 
@@ -90,48 +95,61 @@ def _counts(
     block, pos = sample_positions(op.rows, op.k)
     out = np.empty(c.shape, dtype=np.intp)
     for t in range(c.shape[0]):
+        line = lv[t]
         w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
-        row = np.where(
-            ci > i,
-            np.searchsorted(lv[t], w, side="right"),  # equal values here are smaller keys
-            np.searchsorted(lv[t], w, side="left"),
-        )
-        out[t] = np.where(ci == i, cp, row)
+        row = np.searchsorted(line, w, side="left")
+        # a candidate of a later block: this block's values equal to it are smaller keys
+        # too. Only where such a value sits at ``row`` (rare but for repeated values) is
+        # the right side searched again.
+        later = np.flatnonzero((ci > i) & (row < line.size))
+        if later.size:
+            at = line[row[later]]
+            tied = at == w[later]
+            if w.dtype.kind in "fc":
+                tied |= np.isnan(at) & np.isnan(w[later])  # NaNs sort as equals
+            later = later[tied]
+            row[later] = np.searchsorted(line, w[later], side="right")
+        row[ci == i] = cp[ci == i]
+        out[t] = row
     return out
 
 
 def _brackets(
     op: SampleSortStage,
     i: int,
-    j: int,
+    js: slice,
     lv: np.ndarray,
     nrow: np.ndarray,
     ranks: np.ndarray,
     dtype: np.dtype,
 ) -> np.ndarray:
-    """Per line, the elements of ``L_i`` between the candidates around boundary ``j``, padded."""
-    out = np.zeros((lv.shape[0], 1, 1, op.cap()), dtype=dtype)
-    r = _boundary(op, j)
-    for t in range(lv.shape[0]):
-        lo, hi = _bracket(nrow[t], ranks[t], r, op.rows[i : i + 1])
-        got = lv[t, lo[0] : hi[0]]
-        out[t, 0, 0, : got.size] = got
+    """Per line, the elements of ``L_i`` between the candidates around each boundary of
+    ``js``, padded."""
+    out = np.zeros((lv.shape[0], 1, js.stop - js.start, op.cap()), dtype=dtype)
+    for g, j in enumerate(range(js.start, js.stop)):
+        r = _boundary(op, j)
+        for t in range(lv.shape[0]):
+            lo, hi = _bracket(nrow[t], ranks[t], r, op.rows[i : i + 1])
+            got = lv[t, lo[0] : hi[0]]
+            out[t, 0, g, : got.size] = got
     return out
 
 
 def _offsets(
-    op: SampleSortStage, j: int, e: np.ndarray, ncount: np.ndarray, ranks: np.ndarray
+    op: SampleSortStage, js: slice, e: np.ndarray, ncount: np.ndarray, ranks: np.ndarray
 ) -> np.ndarray:
-    """Per line, ``O[:, j]``: how many elements of each sorted block rank below boundary j."""
-    r = _boundary(op, j)
-    out = np.empty((e.shape[0], op.nb, 1), dtype=np.intp)
-    for t in range(e.shape[0]):
-        lo, hi = _bracket(ncount[t], ranks[t], r, op.rows)
-        sizes = hi - lo
-        vals = np.concatenate([e[t, i, 0, : sizes[i]] for i in range(op.nb)])
-        owner = np.repeat(np.arange(op.nb), sizes)
-        first = np.argsort(vals, kind="stable")[: r - int(lo.sum())]  # (block, position) order
-        out[t, :, 0] = lo + np.bincount(owner[first], minlength=op.nb)
+    """Per line, ``O[:, j]`` for each boundary ``j`` of ``js``: how many elements of each
+    sorted block rank below boundary ``j``."""
+    out = np.empty((e.shape[0], op.nb, js.stop - js.start), dtype=np.intp)
+    for g, j in enumerate(range(js.start, js.stop)):
+        r = _boundary(op, j)
+        for t in range(e.shape[0]):
+            lo, hi = _bracket(ncount[t], ranks[t], r, op.rows)
+            sizes = hi - lo
+            vals = np.concatenate([e[t, i, g, : sizes[i]] for i in range(op.nb)])
+            owner = np.repeat(np.arange(op.nb), sizes)
+            first = np.argsort(vals, kind="stable")[: r - int(lo.sum())]  # (block, position)
+            out[t, :, g] = lo + np.bincount(owner[first], minlength=op.nb)
     return out
 
 
@@ -155,11 +173,11 @@ def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.n
         return _unlines(got[:, None, :], lv, ax, 1)
     if part == "brackets":
         lv, nrow, ranks = (_lines(v, ax, q) for v, q in zip(a, (1, 2, 1)))
-        got = _brackets(op, out[ax].start, out[ax + 1].start, lv, nrow, ranks, expr.dtype)
+        got = _brackets(op, out[ax].start, out[ax + 1], lv, nrow, ranks, expr.dtype)
         return _unlines(got, a[0], ax, 1)
     e, ncount, ranks = a
     lines = (_lines(e, ax, 3), _lines(ncount, ax, 2), _lines(ranks, ax, 1))
-    return _unlines(_offsets(op, out[ax + 1].start, *lines), ranks, ax, 1)
+    return _unlines(_offsets(op, out[ax + 1], *lines), ranks, ax, 1)
 
 
 @register(SampleSortStage)
@@ -195,23 +213,44 @@ def _combine(op: Exchange, a: State, b: State) -> State:
 
 
 def _finalize(op: Exchange, expr: Expr, state: State) -> np.ndarray:
+    return _merge(op, expr, state, None)
+
+
+def _finalize_into(op: Exchange, expr: Expr, state: State, out: np.ndarray) -> np.ndarray:
+    return _merge(op, expr, state, out)
+
+
+def _merge(op: Exchange, expr: Expr, state: State, into: np.ndarray | None) -> np.ndarray:
+    """The output block: each line's slices merged (into ``into`` where its lines are views)."""
     batch, width, parts = state
     blocks = [parts[i] for i in sorted(parts)]
     nlines = int(np.prod(batch, dtype=np.int64))
-    lines = []
+    flat = None
+    if into is not None and into.dtype == expr.dtype:
+        lines_of = np.moveaxis(into, op.axis, -1).reshape(nlines, width)
+        if np.shares_memory(lines_of, into):  # a view: the lines land in place
+            flat = lines_of
+    if flat is None:
+        flat = np.empty((nlines, width), dtype=expr.dtype)
     for t in range(nlines):
         pieces = [b[t] for b in blocks]
-        vals = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, expr.dtype)
-        if not op.arg:
-            lines.append(stable_values(vals))  # runs in block order: ties by (block, position)
+        if not pieces:  # an empty output block
             continue
-        order = np.argsort(vals, kind="stable")
-        lines.append(np.concatenate([p[1] for p in pieces])[order])
-    flat = np.array(lines, dtype=expr.dtype).reshape(nlines, width)
+        if not op.arg:
+            # runs in block order, sorted where they land: ties by (block, position)
+            np.concatenate([p[0] for p in pieces], out=flat[t])
+            stable_values(flat[t], in_place=True)
+            continue
+        order = np.argsort(np.concatenate([p[0] for p in pieces]), kind="stable")
+        np.take(np.concatenate([p[1] for p in pieces]), order, out=flat[t])
+    if into is not None and np.shares_memory(flat, into):
+        return into
     out = flat.reshape(*batch, width)
     return np.ascontiguousarray(np.moveaxis(out, -1, op.axis))
 
 
 exchange_kernel = register(Exchange)(
-    ReduceKernel(partial=_partial, combine=_combine, finalize=_finalize)
+    ReduceKernel(
+        partial=_partial, combine=_combine, finalize=_finalize, finalize_into=_finalize_into
+    )
 )
