@@ -274,3 +274,23 @@ def test_plan_json_round_trip_keeps_keys():
     table, roots = exprs_to_json(exprs)
     back = exprs_from_json(table)
     assert [back[r].key for r in roots] == [e.key for e in exprs]
+
+
+@given(
+    st.lists(st.integers(0, 40), min_size=30, max_size=60),
+    st.integers(1, 80),
+    st.sampled_from(["left", "right"]),
+    st.booleans(),
+)
+def test_searchsorted_of_a_large_sorted_array_goes_block_by_block(values, step, side, nan):
+    a = np.sort(np.repeat(np.array(values, dtype=float), 5))  # over 1 KiB
+    if nan:
+        a[-1] = np.nan  # NaN sorts last, and searchsorted agrees
+    v = np.array([-1.0, 0.0, 3.0, 17.5, 40.0, 41.0, np.nan]).reshape(7, 1) + np.zeros(3)
+    x1 = la.asarray(a, chunks=step)
+    with config.set({"array.chunk-size": "1KiB"}):  # x1 in two blocks or more is "large"
+        got = la.searchsorted(x1, la.asarray(v, chunks=(3, 2)), side=side)
+    if len(x1.chunks[0]) > 1:
+        # a reduction over x1's blocks: no task reads more than one of them
+        assert got._expr.op.name == "reduce" and got._expr.op.func == "sum"
+    assert_eq(got, np.searchsorted(a, v, side=side), executors=["numpy", "numba"])

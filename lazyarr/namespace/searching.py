@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr
+from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.namespace._register import implements
 from lazyarr.namespace.compaction import argwhere_of, flatnonzero_of, nonzero_of
+from lazyarr.namespace.userfuncs import blockwise
 
 __all__ = ["argwhere", "flatnonzero", "nonzero", "searchsorted"]
 
@@ -59,7 +60,32 @@ def flatnonzero(a: Any, /) -> LazyArray:
 def searchsorted(x1: Any, x2: Any, /, side: str = "left", sorter: Any = None) -> LazyArray:
     """Where the elements of ``x2`` would go in the sorted 1-d ``x1`` (lazy).
 
-    Blocks follow ``x2``; each reads all of ``x1`` (and ``sorter``).
+    Blocks follow ``x2``. Each reads all of ``x1`` (and ``sorter``) while ``x1``
+    fits in a block (``array.chunk-size``); a larger ``x1`` in several blocks is
+    searched block by block: the position is the sum over its sorted blocks of
+    the position within each, a reduction over ``x1``'s blocks, so no task holds
+    more than one block of each.
     """
     s = None if sorter is None else as_expr(sorter)
-    return wrap(_sorting.searchsorted(as_expr(x1), as_expr(x2), side, s))
+    a, v = as_expr(x1), as_expr(x2)
+    whole = wrap(_sorting.searchsorted(a, v, side, s))  # NumPy's checks and errors
+    if s is not None or len(a.chunks[0]) < 2 or a.nbytes <= chunk_limit():
+        return whole
+    labels = "".join(chr(ord("a") + i) for i in range(v.ndim))
+    per_block = blockwise(
+        position_in_block,
+        labels + "z",
+        wrap(a),
+        "z",
+        wrap(v),
+        labels,
+        adjust_chunks={"z": 1},
+        dtype=np.intp,
+        side=side,
+    )
+    return per_block.sum(axis=-1, dtype=np.intp)
+
+
+def position_in_block(block: np.ndarray, v: np.ndarray, side: str) -> np.ndarray:
+    """How many of a sorted block's values go before each of ``v`` (one more, last axis)."""
+    return np.searchsorted(block, v, side=side)[..., None]
