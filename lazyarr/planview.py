@@ -177,6 +177,7 @@ def user_names(exprs: Sequence[Expr], names: Mapping[str, Any] | None = None) ->
     """
     found = named_in(exprs)
     for name, value in (names or {}).items():
+        value = _planned(value, False)  # a deferred array is named by its preview
         expr = value if isinstance(value, Expr) else getattr(value, "_expr", None)
         if isinstance(expr, Expr) and not name.startswith("_"):
             found[expr.key] = name

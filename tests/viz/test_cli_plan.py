@@ -152,3 +152,35 @@ def test_the_installed_command(script, tmp_path):
     assert (tmp_path / "p.html").read_text().startswith("<!DOCTYPE html>")
     assert not (tmp_path / "main-ran").exists()
     assert textwrap.dedent(out.stdout).startswith("wrote p.html")
+
+
+VALUE_DEPENDENT = """
+import lazyarr as la
+
+x = la.random.random(2_000, chunks=500, seed=2)
+kept = x[x > 0.5]
+scaled = (kept - kept.mean()) / kept.std()
+where = la.nonzero(x > 0.9)[0]
+counts = la.bincount((x * 10).astype(int))
+"""
+
+
+@pytest.mark.parametrize("var", ["scaled", "where", "counts"])
+def test_plan_and_explain_of_value_dependent_lengths_compute_nothing(
+    capsys, tmp_path, var, monkeypatch
+):
+    from lazyarr import api
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("lazyarr plan/explain computed something")
+
+    monkeypatch.setattr(api, "compute_exprs", refuse)
+    monkeypatch.setattr(api, "persist_exprs", refuse)
+    path = tmp_path / "select.py"
+    path.write_text(VALUE_DEPENDENT)
+    code, out, err = run(capsys, "explain", path, "--var", var)
+    assert code == 0, err
+    assert "not counted yet" in out
+    code, out, err = run(capsys, "plan", path, "--var", var, "-o", tmp_path / "p.json")
+    assert code == 0, err
+    assert "wrote" in out
