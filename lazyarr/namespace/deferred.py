@@ -277,26 +277,28 @@ def _found(value: Any) -> list[Deferred]:
     return []
 
 
-def _swap(value: Any, n: int | None) -> Any:
+def _swap(value: Any, n: int | None, executor: str | None = None) -> Any:
     """``value`` with each deferred array replaced by its stand-in of length ``n``, its
-    preview (``n`` is ``_PREVIEW``) or its resolution (``n`` is None)."""
+    preview (``n`` is ``_PREVIEW``) or its resolution (``n`` is None; the counts are
+    computed on ``executor``)."""
     if isinstance(value, Deferred):
         if n is None:
-            return value.resolve()
+            return value.resolve(executor)
         return value.preview() if n is _PREVIEW else value.stand_in(n)
     if isinstance(value, (tuple, list)) and _found(value):
-        items = [_swap(v, n) for v in value]
+        items = [_swap(v, n, executor) for v in value]
         if hasattr(value, "_fields"):  # a named tuple
             return type(value)(*items)
         return type(value)(items)
     if isinstance(value, dict) and _found(value):
-        return {k: _swap(v, n) for k, v in value.items()}
+        return {k: _swap(v, n, executor) for k, v in value.items()}
     return value
 
 
-def resolved(value: Any) -> Any:
-    """``value`` with each deferred array in it resolved (its lengths computed)."""
-    return _swap(value, None)
+def resolved(value: Any, executor: str | None = None) -> Any:
+    """``value`` with each deferred array in it resolved (its lengths computed on
+    ``executor``, default: the configured one)."""
+    return _swap(value, None, executor)
 
 
 def _recorded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -363,7 +365,8 @@ def resolving(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if not (_found(args) or _found(kwargs)):
             return fn(*args, **kwargs)
-        return fn(*resolved(args), **resolved(kwargs))
+        executor = kwargs.get("executor")  # a compute's counts run where its values will
+        return fn(*resolved(args, executor), **resolved(kwargs, executor))
 
     call.__lazyarr_deferring__ = True  # type: ignore[attr-defined]
     return call
