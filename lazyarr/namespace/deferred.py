@@ -341,8 +341,8 @@ def _deferred_like(tries: list[LazyArray], call: tuple) -> Deferred:
     return d
 
 
-def deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` made to record calls whose arguments hold deferred arrays (else unchanged)."""
+def _wrapped(fn: Callable[..., Any], with_deferred: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, calling ``with_deferred(fn, args, kwargs)`` where an argument is deferred."""
     if getattr(fn, "__lazyarr_deferring__", False):
         return fn
 
@@ -350,26 +350,25 @@ def deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if not (_found(args) or _found(kwargs)):
             return fn(*args, **kwargs)
-        return _recorded(fn, args, kwargs)
+        return with_deferred(fn, args, kwargs)
 
     call.__lazyarr_deferring__ = True  # type: ignore[attr-defined]
     return call
+
+
+def _resolved_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    executor = kwargs.get("executor")  # a compute's counts run where its values will
+    return fn(*resolved(args, executor), **resolved(kwargs, executor))
+
+
+def deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` made to record calls whose arguments hold deferred arrays (else unchanged)."""
+    return _wrapped(fn, _recorded)
 
 
 def resolving(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` made to resolve deferred arguments first (it computes or writes anyway)."""
-    if getattr(fn, "__lazyarr_deferring__", False):
-        return fn
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if not (_found(args) or _found(kwargs)):
-            return fn(*args, **kwargs)
-        executor = kwargs.get("executor")  # a compute's counts run where its values will
-        return fn(*resolved(args, executor), **resolved(kwargs, executor))
-
-    call.__lazyarr_deferring__ = True  # type: ignore[attr-defined]
-    return call
+    return _wrapped(fn, _resolved_call)
 
 
 # Methods of LazyArray that need the values, or write: a deferred array resolves first.
