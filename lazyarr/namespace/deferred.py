@@ -267,10 +267,16 @@ def _roots(d: Deferred) -> list[Deferred]:
 
 
 def _found(value: Any) -> list[Deferred]:
-    """The deferred arrays in ``value`` (arguments: nested tuples, lists and dicts)."""
+    """The deferred arrays in ``value`` (arguments: nested tuples, lists and dicts).
+
+    A long sequence is searched only if it starts with a lazy array (a list of
+    arrays to stack), so ``la.asarray`` of a million Python numbers stays cheap.
+    """
     if isinstance(value, Deferred):
         return [value]
     if isinstance(value, (tuple, list)):
+        if len(value) > 64 and not isinstance(value[0], LazyArray):
+            return []
         return [d for v in value for d in _found(v)]
     if isinstance(value, dict):
         return [d for v in value.values() for d in _found(v)]
