@@ -97,6 +97,8 @@ class Deferred(LazyArray):
             else:
                 fn, args, kwargs, item = self._call
                 got = _pick(fn(*_swap(args, n), **_swap(kwargs, n)), item)
+                if isinstance(got, Deferred):  # a data-dependent call of the stand-ins
+                    got = got.stand_in(n)
             self._stand_ins[n] = got
         return got
 
@@ -133,12 +135,12 @@ class Deferred(LazyArray):
                 at = 0
                 for r in roots:
                     k = len(r._root[0])
-                    r._resolved = _checked(r, r._root[1](values[at : at + k]))
+                    r._resolved = _checked(r, r._root[1](values[at : at + k]), executor)
                     at += k
             if self._resolved is None:
                 fn, args, kwargs, item = self._call
-                got = _pick(fn(*resolved(args), **resolved(kwargs)), item)
-                self._resolved = _checked(self, got)
+                got = _pick(fn(*resolved(args, executor), **resolved(kwargs, executor)), item)
+                self._resolved = _checked(self, got, executor)
         return self._resolved
 
     @property
@@ -231,10 +233,11 @@ def _pick(result: Any, item: int | None) -> Any:
     return result if item is None else result[item]
 
 
-def _checked(d: Deferred, got: Any) -> LazyArray:
-    """``got`` as the resolution of ``d``: a lazy array with ``d``'s dtype and known lengths."""
+def _checked(d: Deferred, got: Any, executor: str | None) -> LazyArray:
+    """``got`` as the resolution of ``d``: a lazy array with ``d``'s dtype and known lengths
+    (a deferred ``got``, from a data-dependent call, is resolved on ``executor``)."""
     if isinstance(got, Deferred):
-        got = got.resolve()
+        got = got.resolve(executor)
     if not isinstance(got, LazyArray):
         raise TypeError(f"a deferred array resolved to {type(got).__name__}, not a lazy array")
     fits = len(got.shape) == len(d._known) and all(
