@@ -232,3 +232,15 @@ def test_bincount_of_negative_values_raises_numpys_error_at_compute():
     with pytest.raises(ValueError, match="negative"):
         got.compute()
     assert_eq(la.bincount(la.asarray(np.array([], dtype=int))), np.bincount([]))
+
+
+def test_a_selection_of_a_selection_counts_twice_and_equals_numpy():
+    x = np.random.default_rng(8).random(50)
+    a = la.asarray(x, chunks=12)
+    inner = written(lambda: a[a > 0.3])
+    outer = written(lambda: la.nonzero(inner > 0.7)[0])
+    both = written(lambda: inner[inner < 0.5] + 1)
+    assert isinstance(outer, Deferred) and isinstance(both, Deferred)
+    kept = x[x > 0.3]
+    assert_eq(outer, np.nonzero(kept > 0.7)[0], executors=EXECUTORS)
+    assert_eq(both, kept[kept < 0.5] + 1, executors=EXECUTORS)
