@@ -129,6 +129,15 @@ def test_calls_on_deferred_arrays_are_recorded_and_tried_on_stand_ins():
     assert written(lambda: np.mean(sel)).known_shape == ()
 
 
+def test_calls_on_results_of_deferred_calls_are_recorded_too():
+    # flatnonzero of a deferred array is deferred on its stand-ins too: the stand-ins
+    # of a call on it are plain lazy arrays, so writing more computes nothing
+    x = np.arange(10)
+    a = la.asarray(x, chunks=4)
+    got = written(lambda: la.flatnonzero(a[a > 1] % 3) + 1)
+    assert_eq(got, np.flatnonzero(x[x > 1] % 3) + 1, executors=EXECUTORS)
+
+
 def test_an_error_only_the_values_show_comes_at_compute():
     a = la.asarray(np.arange(10.0), chunks=4)
     sel = written(lambda: a[a > 4])  # 5 values

@@ -11,7 +11,7 @@ the selection is planned with exact chunks.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,15 @@ from lazyarr.namespace.elementwise import where as where_
 from lazyarr.namespace.reductions import argmax
 from lazyarr.namespace.userfuncs import map_blocks
 
-__all__ = ["argwhere_of", "boolean_index", "compress_along", "flatnonzero_of", "nonzero_of"]
+__all__ = [
+    "argwhere_of",
+    "boolean_index",
+    "compress_along",
+    "flatnonzero_of",
+    "nonzero_of",
+    "select_rows",
+    "select_rows_together",
+]
 
 Check = tuple[LazyArray, Callable[[Any], None]]
 
@@ -40,16 +48,22 @@ def kept_rows(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return x[mask.reshape(-1)]
 
 
+def _unsplit_length_1(x: LazyArray) -> LazyArray:
+    """``x`` with each axis of length 1 in one block: ``map_blocks`` reads such an axis
+    as broadcast (one block), so its empty blocks would not line up."""
+    if all(n != 1 or len(c) == 1 for n, c in zip(x.shape, x.chunks)):
+        return x
+    return x.rechunk(tuple((1,) if n == 1 else c for n, c in zip(x.shape, x.chunks)))
+
+
 def select_rows(x: LazyArray, mask: LazyArray, check: Check | None = None) -> Deferred:
     """``x[mask]`` for a 1-d boolean ``mask`` as long as ``x``'s first axis.
 
     ``check``: another array computed with the counts and a function of its value
     that raises where the selection is not allowed (NumPy's error, at compute).
     """
+    x = _unsplit_length_1(x)
     rest = x.shape[1:]
-    if x.shape[0] <= 1 and len(x.chunks[0]) > 1:
-        # blockwise reads a length-1 axis as broadcast, whatever its blocks: one block
-        x = x.rechunk(((x.shape[0],), *x.chunks[1:]))
     if mask.chunks[0] != x.chunks[0]:
         mask = mask.rechunk((x.chunks[0],))
     blocks = len(x.chunks[0])
@@ -70,6 +84,38 @@ def select_rows(x: LazyArray, mask: LazyArray, check: Check | None = None) -> De
 
     needs = (counts,) if check is None else (counts, check[0])
     return Deferred.root(needs, build, stand_in, (None, *rest), preview)
+
+
+def select_rows_together(xs: Sequence[LazyArray], mask: LazyArray) -> list[Deferred]:
+    """``[x[mask] for x in xs]`` for 1-d arrays with the same chunks as long as ``mask``.
+
+    One count serves them all: the results are siblings (:meth:`Deferred.siblings`),
+    so computing or asking the length of one plans every one of them.
+    """
+    if any(x.ndim != 1 or x.chunks != xs[0].chunks for x in xs):
+        raise ValueError("select_rows_together: 1-d arrays with the same chunks are needed")
+    xs = [_unsplit_length_1(x) for x in xs]
+    chunks = xs[0].chunks
+    if mask.chunks != chunks:
+        mask = mask.rechunk(chunks)
+    counts = map_blocks(count_true, mask, chunks=((1,) * len(chunks[0]),), dtype=np.intp)
+
+    def root(x: LazyArray) -> Deferred:
+        def build(values: Any) -> LazyArray:
+            exact = (tuple(int(c) for c in values[0]),)
+            return map_blocks(kept_rows, x, mask, chunks=exact, dtype=x.dtype)
+
+        def stand_in(n: int) -> LazyArray:
+            return zeros((n,), dtype=x.dtype)
+
+        def preview() -> LazyArray:  # every row selected: the plan at its largest
+            return map_blocks(kept_rows, x, mask, chunks=chunks, dtype=x.dtype)
+
+        return Deferred.root((counts,), build, stand_in, (None,), preview)
+
+    out = [root(x) for x in xs]
+    Deferred.siblings(out)
+    return out
 
 
 def boolean_index(x: LazyArray, mask: LazyArray) -> Deferred:

@@ -55,6 +55,7 @@ class Deferred(LazyArray):
     _root: tuple[tuple[LazyArray, ...], Build, Callable[[int], LazyArray]] | None
     _preview: Callable[[], LazyArray] | None
     _call: tuple[Callable[..., Any], tuple, dict, int | None] | None
+    _siblings: tuple[Deferred, ...]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("deferred arrays are made by lazyarr's data-dependent functions")
@@ -77,12 +78,23 @@ class Deferred(LazyArray):
         d._preview = preview
         return d
 
+    @staticmethod
+    def siblings(roots: Sequence[Deferred]) -> None:
+        """Make ``roots`` resolve together: resolving one resolves all, their needs computed
+        once (results of one call counted by the same counts, such as ``unique_all``'s)."""
+        group = tuple(roots)
+        for r in group:
+            if r._root is None:
+                raise ValueError("only root deferred arrays can be siblings")
+            r._siblings = group
+
     @classmethod
     def _new(cls, known: tuple[int | None, ...], dtype: np.dtype) -> Deferred:
         d = object.__new__(cls)
         d._known = known
         d._dtype = np.dtype(dtype)
         d._root = d._call = d._preview = None
+        d._siblings = ()
         d._resolved = None
         d._stand_ins = {}
         return d
@@ -97,8 +109,8 @@ class Deferred(LazyArray):
             else:
                 fn, args, kwargs, item = self._call
                 got = _pick(fn(*_swap(args, n), **_swap(kwargs, n)), item)
-                if isinstance(got, Deferred):  # a data-dependent call of the stand-ins
-                    got = got.stand_in(n)
+                if isinstance(got, Deferred):  # a call whose lengths depend on the values
+                    got = got.stand_in(n)  # of its stand-ins too: a stand-in is plain
             self._stand_ins[n] = got
         return got
 
@@ -126,17 +138,21 @@ class Deferred(LazyArray):
         (on ``executor``, default: the configured one), once.
         """
         if self._resolved is None:
-            roots = [r for r in _roots(self) if r._resolved is None]
+            roots = _with_siblings([r for r in _roots(self) if r._resolved is None])
             if roots:
                 from lazyarr.namespace.compute import compute
 
-                needs = [n for r in roots for n in r._root[0]]
-                values = compute(*needs, executor=executor) if needs else ()
-                at = 0
+                at: dict[int, int] = {}  # a need shared by siblings is computed once
+                needs: list[LazyArray] = []
                 for r in roots:
-                    k = len(r._root[0])
-                    r._resolved = _checked(r, r._root[1](values[at : at + k]), executor)
-                    at += k
+                    for n in r._root[0]:
+                        if id(n) not in at:
+                            at[id(n)] = len(needs)
+                            needs.append(n)
+                values = compute(*needs, executor=executor) if needs else ()
+                for r in roots:
+                    got = r._root[1]([values[at[id(n)]] for n in r._root[0]])
+                    r._resolved = _checked(r, got, executor)
             if self._resolved is None:
                 fn, args, kwargs, item = self._call
                 got = _pick(fn(*resolved(args, executor), **resolved(kwargs, executor)), item)
@@ -249,6 +265,17 @@ def _checked(d: Deferred, got: Any, executor: str | None) -> LazyArray:
             f"{got.shape} and dtype {got.dtype}"
         )
     return got
+
+
+def _with_siblings(roots: list[Deferred]) -> list[Deferred]:
+    """``roots`` and their unresolved siblings (:meth:`Deferred.siblings`), each once."""
+    out: dict[int, Deferred] = {}
+    for r in roots:
+        for x in (r, *r._siblings):
+            # (a sibling written into by __setitem__ is a recorded call now, not a root)
+            if x._resolved is None and x._root is not None:
+                out.setdefault(id(x), x)
+    return list(out.values())
 
 
 def _roots(d: Deferred) -> list[Deferred]:

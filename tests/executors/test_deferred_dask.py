@@ -21,3 +21,19 @@ def test_boolean_index_and_nonzero_on_dask(dask_ex):
     np.testing.assert_array_equal(cols.compute(executor="dask"), want[1])
     total = (sel * 2).sum()
     np.testing.assert_allclose(total.compute(executor="dask"), (x[x[:, 0] > 0.5] * 2).sum())
+
+
+def test_unique_all_on_dask(dask_ex):
+    x = np.random.default_rng(6).integers(0, 9, (12, 5)).astype(np.float64)
+    x[x == 4] = np.nan
+    a = la.asarray(x, chunks=((4, 0, 8), 3))
+    with la.config.set(executor="raise"):  # written lazily
+        u = la.unique_all(a)
+        v, i, inv, c = la.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    want = np.unique_all(x)
+    for g, w in zip(u, want, strict=True):  # the count runs on dask too (with the first)
+        np.testing.assert_array_equal(g.compute(executor="dask"), w)
+        assert api.last_run().executor == "dask"
+    want = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(la.compute(v, i, inv, c, executor="dask"), want, strict=True):
+        np.testing.assert_array_equal(g, w)

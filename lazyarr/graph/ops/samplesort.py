@@ -65,6 +65,7 @@ __all__ = [
     "sample_positions",
     "samples_per_block",
     "samplesort",
+    "sorted_values_of",
 ]
 
 
@@ -281,3 +282,18 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None, axis: int = 0) 
     o = _stage("offsets", x, (e, ncount, ranks), ((nb,), groups), intp, ax, k)
     ex = Exchange(rows=rows, arg=bool(arg), axis=ax, axes=(ax + 1,))
     return Expr(ex, (*values, o), x.shape, intp if arg else x.dtype, x.chunks)
+
+
+def sorted_values_of(indices: Expr) -> Expr:
+    """The sorted values beside an argsort built by :func:`samplesort` (``arg=True``).
+
+    Its stages already hold every block's values in sorted order (``local``): a
+    second exchange of those, with the same offsets, gives the sort without
+    sorting again (a stable ``sort`` and ``argsort`` of one array for the cost of one).
+    """
+    ex = indices.op
+    if not (isinstance(ex, Exchange) and ex.arg):
+        raise ValueError("sorted_values_of: an argsort built by samplesort(arg=True) is needed")
+    local, _, offsets = indices.inputs
+    op = dataclasses.replace(ex, arg=False)
+    return Expr(op, (local, offsets), indices.shape, local.dtype, indices.chunks)

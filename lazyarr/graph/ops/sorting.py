@@ -24,9 +24,18 @@ from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.graph.ops.elementwise import elementwise
 from lazyarr.graph.ops.manipulation import flip
-from lazyarr.graph.ops.samplesort import samplesort
+from lazyarr.graph.ops.samplesort import samplesort, sorted_values_of
 
-__all__ = ["SORT_KINDS", "IsIn", "SearchSorted", "Sort", "isin", "searchsorted", "sort"]
+__all__ = [
+    "SORT_KINDS",
+    "IsIn",
+    "SearchSorted",
+    "Sort",
+    "isin",
+    "searchsorted",
+    "sort",
+    "sort_and_argsort",
+]
 
 SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -84,6 +93,19 @@ def sort(
     dtype = np.dtype(np.intp) if arg else x.dtype
     op = Sort(axis=ax, descending=bool(descending), algorithm=kind or "", arg=bool(arg))
     return Expr(op, (x,), x.shape, dtype, chunks)
+
+
+def sort_and_argsort(x: Expr, axis: int = -1) -> tuple[Expr, Expr]:
+    """Ascending ``sort`` and stable ``argsort`` of ``x`` along ``axis``.
+
+    Where the sample sort serves them, both share its stages (they differ in the
+    last exchange only): one sort's work for the two. Otherwise two sorts.
+    """
+    ax = normalize_axis(axis, x.ndim, "sort")
+    if _by_samples(x, ax, "stable", True):
+        indices = samplesort(x, arg=True, axis=ax)
+        return sorted_values_of(indices), indices
+    return sort(x, ax, kind="stable"), sort(x, ax, kind="stable", arg=True)
 
 
 def _by_samples(x: Expr, ax: int, kind: str | None, arg: bool) -> bool:
