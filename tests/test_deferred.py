@@ -253,3 +253,24 @@ def test_a_selection_of_a_selection_counts_twice_and_equals_numpy():
     kept = x[x > 0.3]
     assert_eq(outer, np.nonzero(kept > 0.7)[0], executors=EXECUTORS)
     assert_eq(both, kept[kept < 0.5] + 1, executors=EXECUTORS)
+
+
+def test_the_items_of_a_recorded_call_share_one_call(monkeypatch):
+    x = np.array([3, 1, 3, 7, 1, 9, 3])
+    a = la.asarray(x, chunks=3)
+    sel = written(lambda: a[a > 1])
+    values, counts = written(lambda: la.unique_counts(sel))
+    computes = []
+    real = api.compute_exprs
+
+    def counting(*args, **kwargs):
+        computes.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "compute_exprs", counting)
+    assert len(values) == len(counts) == 3
+    # one count of the selection, one of the unique values (shared by both items)
+    assert len(computes) == 2
+    want = np.unique_counts(x[x > 1])
+    np.testing.assert_array_equal(values.compute(), np.sort(want.values))
+    np.testing.assert_array_equal(counts.compute(), want.counts[np.argsort(want.values)])

@@ -54,7 +54,7 @@ class Deferred(LazyArray):
 
     _root: tuple[tuple[LazyArray, ...], Build, Callable[[int], LazyArray]] | None
     _preview: Callable[[], LazyArray] | None
-    _call: tuple[Callable[..., Any], tuple, dict, int | None] | None
+    _call: tuple[_Call, int | None] | None  # the recorded call and the item it gives
     _siblings: tuple[Deferred, ...]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -107,8 +107,8 @@ class Deferred(LazyArray):
             if self._root is not None:
                 got = self._root[2](n)
             else:
-                fn, args, kwargs, item = self._call
-                got = _pick(fn(*_swap(args, n), **_swap(kwargs, n)), item)
+                call, item = self._call
+                got = _pick(call.on(n), item)
                 if isinstance(got, Deferred):  # a call whose lengths depend on the values
                     got = got.stand_in(n)  # of its stand-ins too: a stand-in is plain
             self._stand_ins[n] = got
@@ -124,8 +124,8 @@ class Deferred(LazyArray):
             elif self._root is not None:
                 got = self._preview() if self._preview is not None else self.stand_in(STAND_INS[0])
             else:
-                fn, args, kwargs, item = self._call
-                got = _pick(fn(*_swap(args, _PREVIEW), **_swap(kwargs, _PREVIEW)), item)
+                call, item = self._call
+                got = _pick(call.on(_PREVIEW), item)
                 if isinstance(got, Deferred):
                     got = got.preview()
             self._stand_ins["preview"] = got
@@ -154,8 +154,8 @@ class Deferred(LazyArray):
                     got = r._root[1]([values[at[id(n)]] for n in r._root[0]])
                     r._resolved = _checked(r, got, executor)
             if self._resolved is None:
-                fn, args, kwargs, item = self._call
-                got = _pick(fn(*resolved(args, executor), **resolved(kwargs, executor)), item)
+                call, item = self._call
+                got = _pick(call.resolved(executor), item)
                 self._resolved = _checked(self, got, executor)
         return self._resolved
 
@@ -288,8 +288,7 @@ def _roots(d: Deferred) -> list[Deferred]:
             continue
         seen[id(x)] = x
         if x._resolved is None and x._call is not None:
-            _, args, kwargs, _ = x._call
-            stack.extend(_found((args, kwargs)))
+            stack.extend(_found((x._call[0].args, x._call[0].kwargs)))
     return [x for x in seen.values() if x._root is not None]
 
 
@@ -354,14 +353,37 @@ def _recorded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         # catches lengths capped by a slice
         tries.append(fn(*_swap(args, SHORT_STAND_IN), **_swap(kwargs, SHORT_STAND_IN)))
     first = tries[0]
+    call = _Call(fn, args, kwargs, dict(zip((*STAND_INS, SHORT_STAND_IN), tries)))
     if isinstance(first, LazyArray):
-        return _deferred_like(tries, (fn, args, kwargs, None))
+        return _deferred_like(tries, (call, None))
     if isinstance(first, (tuple, list)) and all(isinstance(v, LazyArray) for v in first):
-        items = [
-            _deferred_like([t[i] for t in tries], (fn, args, kwargs, i)) for i in range(len(first))
-        ]
+        items = [_deferred_like([t[i] for t in tries], (call, i)) for i in range(len(first))]
         return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
     return fn(*resolved(args), **resolved(kwargs))
+
+
+class _Call:
+    """A recorded call on deferred arguments, shared by the items of its result: it runs
+    once per stand-in length, once for the preview and once resolved."""
+
+    __slots__ = ("args", "fn", "kwargs", "results")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict, tried: dict) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.results: dict[Any, Any] = tried
+
+    def on(self, n: int) -> Any:
+        """The call on stand-ins of length ``n`` (or on previews: ``_PREVIEW``)."""
+        if n not in self.results:
+            self.results[n] = self.fn(*_swap(self.args, n), **_swap(self.kwargs, n))
+        return self.results[n]
+
+    def resolved(self, executor: str | None) -> Any:
+        """The call on the resolved arguments (their counts computed on ``executor``)."""
+        if "resolved" not in self.results:
+            args, kwargs = resolved(self.args, executor), resolved(self.kwargs, executor)
+            self.results["resolved"] = self.fn(*args, **kwargs)
+        return self.results["resolved"]
 
 
 def _known(a: LazyArray) -> tuple[int | None, ...]:
