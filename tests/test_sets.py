@@ -129,3 +129,22 @@ def test_isin_is_lazy_and_errors():
     assert_same_error(
         lambda: np.isin(x, [1.0], kind="table"), lambda: la.isin(a, [1.0], kind="table")
     )
+
+
+@pytest.mark.parametrize("invert", [False, True])
+@pytest.mark.parametrize("test_chunks", [37, 100, 250])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_isin_with_many_test_elements_goes_block_by_block(invert, test_chunks, dtype):
+    rng = np.random.default_rng(test_chunks)
+    test = rng.integers(0, 200, 500).astype(dtype)
+    element = rng.integers(-10, 220, (9, 11)).astype(dtype)
+    if dtype == np.float64:
+        test[::50] = np.nan  # NaN is never in anything, as in NumPy
+        element[0, :3] = np.nan
+    with la.config.set({"array.chunk-size": "1KiB"}):  # 4 KB of test elements is "large"
+        got = la.isin(
+            la.asarray(element, chunks=4), la.asarray(test, chunks=test_chunks), invert=invert
+        )
+    reduce = got._expr.inputs[0] if invert else got._expr
+    assert reduce.op.name == "reduce" and reduce.op.func == "any"
+    assert_eq(got, np.isin(element, test, invert=invert), executors=["numpy", "numba"])

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr
+from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace._register import implements
@@ -37,6 +37,7 @@ from lazyarr.namespace.manipulation import concat
 from lazyarr.namespace.searching import computed
 from lazyarr.namespace.sorting import argsort, sort
 from lazyarr.namespace.statistics import cumsum, diff
+from lazyarr.namespace.userfuncs import blockwise
 
 __all__ = ["isin", "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -244,7 +245,37 @@ def isin(
     *,
     kind: str | None = None,
 ) -> LazyArray:
-    """Whether each element of ``element`` is in ``test_elements`` (lazy, shape of ``element``)."""
-    return wrap(
-        _sorting.isin(as_expr(element), as_expr(test_elements), assume_unique, invert, kind)
+    """Whether each element of ``element`` is in ``test_elements`` (lazy, shape of ``element``).
+
+    Blocks follow ``element``. Each reads all of ``test_elements`` while that fits in
+    a block (``array.chunk-size``); a larger one in several blocks is tested block
+    by block: per block of the test elements whether each element is among them,
+    then an ``any`` over those blocks, so no task holds more than one of them.
+    """
+    e, t = as_expr(element), as_expr(test_elements)
+    whole = wrap(_sorting.isin(e, t, assume_unique, invert, kind))  # NumPy's checks
+    if t.nbytes <= chunk_limit() or t.size < 2:
+        return whole
+    flat = wrap(t).reshape((-1,))
+    if len(flat.chunks[0]) < 2:
+        return whole
+    labels = "".join(chr(ord("a") + i) for i in range(e.ndim))
+    per_block = blockwise(
+        in_block,
+        labels + "z",
+        wrap(e),
+        labels,
+        flat,
+        "z",
+        adjust_chunks={"z": 1},
+        dtype=np.bool_,
+        assume_unique=bool(assume_unique),
+        kind=kind,
     )
+    found = per_block.any(axis=-1)
+    return ~found if invert else found
+
+
+def in_block(element: np.ndarray, test: np.ndarray, assume_unique: bool, kind: Any) -> np.ndarray:
+    """Whether each of ``element`` is in one block of the test elements (one more axis)."""
+    return np.isin(element, test, assume_unique=assume_unique, kind=kind)[..., None]
