@@ -162,10 +162,11 @@ kept = x[x > 0.5]
 scaled = (kept - kept.mean()) / kept.std()
 where = la.nonzero(x > 0.9)[0]
 counts = la.bincount((x * 10).astype(int))
+uniq, seen = la.unique_counts((x * 100).astype(int))
 """
 
 
-@pytest.mark.parametrize("var", ["scaled", "where", "counts"])
+@pytest.mark.parametrize("var", ["scaled", "where", "counts", "uniq", "seen"])
 def test_plan_and_explain_of_value_dependent_lengths_compute_nothing(
     capsys, tmp_path, var, monkeypatch
 ):
