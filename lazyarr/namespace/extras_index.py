@@ -8,10 +8,11 @@
 * ``lexsort`` is repeated stable argsorts; ``partition``/``argpartition``
   fully sort (which satisfies their contract).
 
-Where NumPy's result *shape* depends on the values, those values are
-computed when the function is called (``bincount`` needs ``max(x)``,
-``histogram`` without ``range`` needs ``min``/``max``, ``bins='auto'``
-needs the data); each docstring says so.
+Where NumPy's result *shape* depends on the values, the result is deferred
+(``bincount`` needs ``max(x)``) or those values are computed when the
+function is called (``histogram`` with ``bins='auto'`` needs the data); each
+docstring says so. ``histogram`` with an integer ``bins`` computes nothing:
+its edges are a lazy ``linspace`` between lazy ``min``/``max``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import chunk_limit
 from lazyarr.graph.ops import indexing as ix
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.graph.ops.elementwise import elementwise, register_elementwise
 from lazyarr.namespace._register import implements
 from lazyarr.namespace.compute import compute
 from lazyarr.namespace.creation import arange, asarray, full, zeros
 from lazyarr.namespace.deferred import Deferred
 from lazyarr.namespace.elementwise import where
 from lazyarr.namespace.extras_stats import concat, lazy, raise_where, take
+from lazyarr.namespace.reductions import any as any_
 from lazyarr.namespace.reductions import max as amax
 from lazyarr.namespace.reductions import min as amin
 from lazyarr.namespace.reductions import sum as sum_
@@ -185,8 +188,51 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
     return Deferred.root((amin(xe), amax(xe)), build, stand_in, (None,))
 
 
-def _bin_edges(x: LazyArray, bins: Any, range: Any, weights: Any) -> tuple[np.ndarray, bool]:
-    """NumPy's bin edges, and whether they are uniform (computes what the edges need)."""
+def _finite_range(low: Any, high: Any) -> Any:
+    """``low``; NumPy's ``ValueError`` when ``low`` or ``high`` (a block of each) is not finite."""
+    low, high = np.asarray(low), np.asarray(high)
+    if low.size and not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise ValueError(f"autodetected range of [{low.flat[0]}, {high.flat[0]}] is not finite")
+    return low
+
+
+register_elementwise("histogram_finite_range", _finite_range)
+
+
+def _lazy_edges(x: LazyArray, n: int) -> LazyArray:
+    """``np.histogram_bin_edges(x, n)`` for non-empty real ``x``, lazily and bit for bit.
+
+    NumPy's ``_get_outer_edges`` (min/max; equal ones widen by 0.5) and
+    ``linspace(first, last, n + 1)`` step by step, in the same dtype: ints
+    give float64, floats keep theirs. Non-finite min/max and edges that do
+    not increase raise NumPy's ``ValueError`` when computed.
+    """
+    dt = np.dtype(np.float64) if x.dtype.kind in "iu" else x.dtype
+    low, high = amin(x), amax(x)
+    if x.dtype.kind == "f":
+        low = wrap(elementwise("histogram_finite_range", low._expr, high._expr))
+    same = low == high  # in x's dtype, as NumPy compares them
+    first = where(same, low.astype(dt) - 0.5, low.astype(dt))
+    last = where(same, high.astype(dt) + 0.5, high.astype(dt))
+    # np.linspace(first, last, n + 1): y = arange * step + first, the last one set to last
+    delta = last - first
+    step = delta / n
+    y = arange(0, n + 1, dtype=dt)
+    y = where(step == 0, y / n * delta, y * step) + first
+    edges = where(arange(n + 1) == n, last, y)
+    too_many = any_(edges[:-1] >= edges[1:])
+    message = f"Too many bins for data range. Cannot create {n} finite-sized bins."
+    return raise_where(edges, too_many, ValueError, message)
+
+
+def _bin_edges(
+    x: LazyArray, bins: Any, range: Any, weights: Any
+) -> tuple[np.ndarray | LazyArray, bool]:
+    """NumPy's bin edges, and whether they are uniform.
+
+    Lazy for an integer ``bins`` of real data without ``range``; a string
+    ``bins`` computes ``x`` and a lazy array ``bins`` is computed.
+    """
     if isinstance(bins, str):
         if bins not in BIN_ESTIMATORS:
             raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
@@ -204,7 +250,9 @@ def _bin_edges(x: LazyArray, bins: Any, range: Any, weights: Any) -> tuple[np.nd
             raise ValueError("`bins` must be positive, when an integer")
         if range is not None or x.size == 0:
             return np.histogram_bin_edges(np.empty(0, x.dtype), n, range), True
-        low, high = compute(amin(x), amax(x))
+        if x.dtype.kind in "iuf":
+            return _lazy_edges(x, n), True
+        low, high = compute(amin(x), amax(x))  # complex: NumPy's own edges of min/max
         return np.histogram_bin_edges(np.array([low, high], dtype=x.dtype), n), True
     edges = np.asarray(computed(bins) if isinstance(bins, LazyArray) else bins)
     if edges.ndim != 1:
@@ -236,7 +284,7 @@ def _ravel_weights(a: Any, weights: Any) -> tuple[LazyArray, LazyArray | None]:
 def histogram_bin_edges(
     a: Any, bins: Any = 10, range: Any = None, weights: Any = None
 ) -> LazyArray:
-    """The edges ``histogram`` would use (computes ``a``'s min/max, or ``a`` for string bins)."""
+    """The edges ``histogram`` would use (lazy for integer ``bins``; string bins compute ``a``)."""
     x, w = _ravel_weights(a, weights)
     return asarray(_bin_edges(x, bins, range, w)[0])
 
@@ -247,11 +295,12 @@ def histogram(
 ) -> tuple[LazyArray, LazyArray]:
     """``(counts, bin_edges)`` of ``a`` (flattened); the last bin includes its right edge.
 
-    Counts are lazy: each value's bin comes from ``searchsorted`` on the
-    edges and a reduction adds them up. The edges are NumPy arrays made at
-    call time: with an integer ``bins`` and ``range`` given nothing is
-    computed; without ``range`` ``a``'s min and max are computed; a string
-    ``bins`` ('auto', 'fd', ...) computes ``a``.
+    Both are lazy: each value's bin comes from ``searchsorted`` on the
+    edges and a reduction adds them up. With an integer ``bins`` nothing is
+    computed when called (without ``range`` the edges are a lazy
+    ``linspace`` between ``a``'s lazy min and max; a non-finite one raises
+    NumPy's ``ValueError`` when computed). A string ``bins`` ('auto', 'fd',
+    ...) computes ``a`` now, and a lazy array ``bins`` is computed now.
     """
     x, w = _ravel_weights(a, weights)
     edges, uniform = _bin_edges(x, bins, range, w)
@@ -266,8 +315,8 @@ def histogram(
     ntype = np.dtype(np.intp) if w is None else w.dtype
     counts = count_bins(idx, nbins, w, ntype)
     if density:
-        db = np.array(np.diff(edges), float)
-        counts = counts / lazy(db) / sum_(counts)
+        db = diff(lazy(edges)).astype(np.float64)
+        counts = counts / db / sum_(counts)
     return counts, asarray(edges)
 
 
