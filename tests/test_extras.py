@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarr as la
@@ -913,6 +913,7 @@ def histogram_cases(draw):
     return x, draw(st.integers(1, 50)), weights, draw(st.booleans()), draw(st.integers(1, 7))
 
 
+@settings(max_examples=12, deadline=None)  # each example compiles kernels: ~2 s
 @given(case=histogram_cases())
 def test_histogram_integer_bins_lazy_and_exact(case):
     """Integer ``bins`` without ``range``: nothing computed when written, NumPy's exact edges."""
@@ -944,7 +945,12 @@ def test_histogram_integer_bins_lazy_and_exact(case):
             # which can disagree with its own edges on a subnormal range; lazyarr
             # follows the edges, as NumPy does for explicit edges
             want_n = np.histogram(x, want_e, weights=weights, density=density)[0]
-        assert_eq(counts, want_n, executors=HIST_EXECUTORS, passes=(True,))
+        rtol = None
+        if density and weights is not None and weights.dtype == np.float32:
+            # the density divides by the sum of float32 weights, which the compiled
+            # kernel adds in float64: with signed weights the sums part in the 6th digit
+            rtol = 1e-4
+        assert_eq(counts, want_n, executors=HIST_EXECUTORS, passes=(True,), rtol=rtol)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])

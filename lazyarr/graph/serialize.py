@@ -17,6 +17,7 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr, op_types
 from lazyarr.graph.token import HOLE, ArrayData, Hole
+from lazyarr.graph.window import Window
 
 __all__ = ["decode_value", "encode_value", "exprs_from_json", "exprs_to_json"]
 
@@ -65,6 +66,8 @@ def encode_value(v: Any) -> Any:
         return {"__t": "array", "token": v.token, "npy": base64.b64encode(buf.getvalue()).decode()}
     if isinstance(v, np.ndarray):
         return encode_value(ArrayData(v))
+    if isinstance(v, Window):  # a sliced generated source (arange(...)[2:5])
+        return {"__t": "window", "base": encode_value(v.base), "axes": encode_value(v.axes)}
     token = getattr(v, "__lazyarr_token__", None)
     if token is not None:
         return {"__t": "opaque", "type": type(v).__name__, "token": token}
@@ -112,6 +115,8 @@ def decode_value(v: Any) -> Any:
         return ArrayData(arr, v["token"])
     if t == "opaque":
         return Opaque(v["type"], v["token"])
+    if t == "window":
+        return Window(decode_value(v["base"]), decode_value(v["axes"]))
     raise ValueError(f"unknown tag {t!r} in plan JSON")
 
 

@@ -163,10 +163,11 @@ scaled = (kept - kept.mean()) / kept.std()
 where = la.nonzero(x > 0.9)[0]
 counts = la.bincount((x * 10).astype(int))
 uniq, seen = la.unique_counts((x * 100).astype(int))
+hist, edges = la.histogram(kept, bins=20)
 """
 
 
-@pytest.mark.parametrize("var", ["scaled", "where", "counts", "uniq", "seen"])
+@pytest.mark.parametrize("var", ["scaled", "where", "counts", "uniq", "seen", "hist", "edges"])
 def test_plan_and_explain_of_value_dependent_lengths_compute_nothing(
     capsys, tmp_path, var, monkeypatch
 ):
