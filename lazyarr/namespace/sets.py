@@ -14,8 +14,9 @@ more sort. The results are NumPy's (values sorted; NaNs all kept by the
 ``unique_*`` functions, one kept by ``unique``'s default
 ``equal_nan=True``), in the same named tuples. ``unique`` with ``axis``,
 and dtypes other than booleans and numbers, compute their input when
-called (complex values are lazy, sorted in one block). ``isin`` stays
-lazy: blocks follow ``element`` and each reads all of ``test_elements``.
+called (complex values are lazy, sorted in one block). ``isin`` is lazy:
+blocks follow ``element``; test elements larger than a block are tested
+block by block (see :func:`isin`).
 """
 
 from __future__ import annotations
