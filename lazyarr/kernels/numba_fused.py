@@ -371,6 +371,7 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
     global_strides = _c_strides(in_shape)
     rank = any(sp.rank for sp in specs)
     by_shape: dict[tuple, tuple] = {}  # block shape -> (state shape, strides of the states)
+    first_states: dict[tuple, list] = {}  # state shape -> initial states (np.full is slow)
 
     def layout(shape: tuple) -> tuple:
         """The partial states' shape and the accumulator (and rank) strides of a block shape."""
@@ -393,7 +394,13 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
                 for ref, r, sp in zip(references, roots, specs)
             ]
         state_shape, fixed = by_shape.get(shape) or layout(shape)
-        arrays = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
+        starts = first_states.get(state_shape)
+        if starts is None:  # the initial states of this shape, copied per block
+            starts = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
+            if len(first_states) >= 64:
+                first_states.clear()
+            first_states[state_shape] = starts
+        arrays = [[a.copy() for a in per] for per in starts]
         offsets, strides = [0, 1] if rank else [0], list(fixed)
         if flat and flat[0]:
             offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
