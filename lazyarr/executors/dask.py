@@ -517,8 +517,14 @@ class DaskExecutor:
         placement = str(config.get("dask.placement"))
         stats = RunStats(self.name)
         t0 = time.perf_counter()
-        dask_stats.ensure_plugin(client)
-        dask_stats.reset(client)
+        try:
+            dask_stats.ensure_plugin(client)
+            dask_stats.reset(client)
+        except OSError as e:  # the client has not noticed yet that the scheduler is gone
+            raise SchedulerUnreachable(
+                f"the Dask scheduler at {_scheduler_address(client)} does not answer ({e}); "
+                "nothing was computed"
+            ) from e
         retries = 0
         progress.start(graph.nblocks)
         try:

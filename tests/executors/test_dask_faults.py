@@ -491,3 +491,19 @@ def test_plugin_registration_retries_when_a_worker_dies_during_the_first_compute
     assert pids[workers[0]] not in client.run(os.getpid).values()  # it died; a nanny restarted it
     has_plugin = client.run(lambda dask_worker: dask_stats.PLUGIN_NAME in dask_worker.plugins)
     assert all(has_plugin.values()), has_plugin  # on the survivor and the restarted worker
+
+
+def test_a_scheduler_gone_before_the_client_noticed_is_named_as_lost(dask_ex, monkeypatch):
+    """The race of the test above, made certain: the first scheduler call of a compute
+    fails with a comm error while the client still says "running"."""
+    from distributed.comm.core import CommClosedError
+
+    from lazyarr.executors import dask_stats
+
+    def gone(client):
+        raise CommClosedError("in <TCPConnector>: ConnectionRefusedError: [Errno 111]")
+
+    monkeypatch.setattr(dask_stats, "reset", gone)
+    plan = _dask_plan(la.arange(6, chunks=4) * 2)
+    with pytest.raises(SchedulerUnreachable, match="does not answer"):
+        dask_ex.execute(plan, plan.outputs)
