@@ -78,6 +78,20 @@ def _axis_chunks(n: int) -> st.SearchStrategy[tuple[int, ...]]:
 
 
 @st.composite
+def sizes_with_empty_blocks(draw: st.DrawFn, n: int) -> tuple[int, ...]:
+    """Chunks for an axis of length ``n``: blocks of any size, empty ones included
+    (between blocks and at either end), for ops whose results keep their blocks."""
+    out, left = [], n
+    while left > 0:
+        k = draw(st.integers(0, left))
+        out.append(k)
+        left -= k
+    if draw(st.booleans()):
+        out.insert(draw(st.integers(0, len(out))), 0)
+    return tuple(out) or (0,)
+
+
+@st.composite
 def chunks_for_shape(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Explicit chunks for ``shape``: per axis one block, size-1 blocks, or uneven blocks."""
     return tuple(draw(_axis_chunks(n)) for n in shape)

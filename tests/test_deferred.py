@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import sizes_with_empty_blocks
 
 import lazyarr as la
 from lazyarr import api, config
@@ -32,15 +33,7 @@ def written(fn):
 def chunked(draw, max_len=12):
     """A 1-d length and chunks for it, empty blocks included."""
     n = draw(st.integers(0, max_len))
-    sizes = []
-    left = n
-    while left > 0:
-        k = draw(st.integers(0, left))
-        sizes.append(k)
-        left -= k
-    if draw(st.booleans()):
-        sizes.insert(draw(st.integers(0, len(sizes))), 0)
-    return n, tuple(sizes) or (0,)
+    return n, draw(sizes_with_empty_blocks(n))
 
 
 @settings(max_examples=40, deadline=None)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import sizes_with_empty_blocks
 
 import lazyarr as la
 from lazyarr import api, config
@@ -44,19 +45,6 @@ def check(got, want) -> None:
 
 
 @st.composite
-def sizes(draw, n: int) -> tuple[int, ...]:
-    """Chunks for an axis of length ``n``: blocks of any size, empty ones included."""
-    out, left = [], n
-    while left > 0:
-        k = draw(st.integers(0, left))
-        out.append(k)
-        left -= k
-    if draw(st.booleans()):
-        out.insert(draw(st.integers(0, len(out))), 0)
-    return tuple(out) or (0,)
-
-
-@st.composite
 def arrays(draw) -> tuple[np.ndarray, tuple[tuple[int, ...], ...]]:
     """Duplicate-heavy data (NaN and both zeros among floats) and chunks for it."""
     shape = draw(
@@ -75,7 +63,7 @@ def arrays(draw) -> tuple[np.ndarray, tuple[tuple[int, ...], ...]]:
         pool = [0, 1, 3, 7] + ([-5] if dtype.kind == "i" else [])
     picks = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
     x = np.array(picks, dtype=dtype).reshape(shape)
-    chunks = tuple(draw(sizes(k)) for k in shape)
+    chunks = tuple(draw(sizes_with_empty_blocks(k)) for k in shape)
     return x, chunks
 
 
