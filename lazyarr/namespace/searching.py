@@ -71,21 +71,22 @@ def searchsorted(x1: Any, x2: Any, /, side: str = "left", sorter: Any = None) ->
     whole = wrap(_sorting.searchsorted(a, v, side, s))  # NumPy's checks and errors
     if s is not None or len(a.chunks[0]) < 2 or a.nbytes <= chunk_limit():
         return whole
-    labels = "".join(chr(ord("a") + i) for i in range(v.ndim))
-    per_block = blockwise(
-        position_in_block,
-        labels + "z",
-        wrap(a),
-        "z",
-        wrap(v),
-        labels,
-        adjust_chunks={"z": 1},
-        dtype=np.intp,
-        side=side,
-    )
+    per_block = against_each_block(position_in_block, wrap(v), wrap(a), np.intp, side=side)
     return per_block.sum(axis=-1, dtype=np.intp)
 
 
-def position_in_block(block: np.ndarray, v: np.ndarray, side: str) -> np.ndarray:
+def against_each_block(
+    fn: Any, x: LazyArray, big: LazyArray, dtype: Any, **kwargs: Any
+) -> LazyArray:
+    """``fn(block of x, block of big, **kwargs)`` for every pair of blocks: ``x``'s shape
+    and one more axis, one element per block of the 1-d ``big`` (a reduction over that
+    axis finishes). No task holds more than one block of ``big``."""
+    labels = "".join(chr(ord("a") + i) for i in range(x.ndim))
+    return blockwise(
+        fn, labels + "z", x, labels, big, "z", adjust_chunks={"z": 1}, dtype=dtype, **kwargs
+    )
+
+
+def position_in_block(v: np.ndarray, block: np.ndarray, side: str) -> np.ndarray:
     """How many of a sorted block's values go before each of ``v`` (one more, last axis)."""
     return np.searchsorted(block, v, side=side)[..., None]

@@ -35,10 +35,9 @@ from lazyarr.namespace.creation import arange, asarray, ones, zeros
 from lazyarr.namespace.deferred import deferring
 from lazyarr.namespace.indexing import take_along_axis
 from lazyarr.namespace.manipulation import concat
-from lazyarr.namespace.searching import computed
+from lazyarr.namespace.searching import against_each_block, computed
 from lazyarr.namespace.sorting import argsort, sort
 from lazyarr.namespace.statistics import cumsum, diff
-from lazyarr.namespace.userfuncs import blockwise
 
 __all__ = ["isin", "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -260,18 +259,8 @@ def isin(
     flat = wrap(t).reshape((-1,))
     if len(flat.chunks[0]) < 2:
         return whole
-    labels = "".join(chr(ord("a") + i) for i in range(e.ndim))
-    per_block = blockwise(
-        in_block,
-        labels + "z",
-        wrap(e),
-        labels,
-        flat,
-        "z",
-        adjust_chunks={"z": 1},
-        dtype=np.bool_,
-        assume_unique=bool(assume_unique),
-        kind=kind,
+    per_block = against_each_block(
+        in_block, wrap(e), flat, np.bool_, assume_unique=bool(assume_unique), kind=kind
     )
     found = per_block.any(axis=-1)
     return ~found if invert else found
