@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray
+from lazyarr._array import LazyArray, wrap
 
 __all__ = ["STAND_INS", "Deferred", "defer_namespace", "deferring", "resolved", "resolving"]
 
@@ -102,33 +102,30 @@ class Deferred(LazyArray):
     # -- stand-ins and resolution ----------------------------------------------------
     def stand_in(self, n: int) -> LazyArray:
         """This array with its unknown lengths set to ``n`` (values unspecified)."""
+        if self._root is None:  # the recorded call keeps its results
+            call, item = self._call
+            got = _pick(call.on(n), item)
+            # a call whose lengths depend on the values of its stand-ins too: a stand-in
+            # is plain
+            return got.stand_in(n) if isinstance(got, Deferred) else got
         got = self._stand_ins.get(n)
         if got is None:
-            if self._root is not None:
-                got = self._root[2](n)
-            else:
-                call, item = self._call
-                got = _pick(call.on(n), item)
-                if isinstance(got, Deferred):  # a call whose lengths depend on the values
-                    got = got.stand_in(n)  # of its stand-ins too: a stand-in is plain
-            self._stand_ins[n] = got
+            got = self._stand_ins[n] = self._root[2](n)
         return got
 
     def preview(self) -> LazyArray:
         """The array as it would be planned before its lengths are counted: each root at
         its largest (every element selected), for plan pictures and ``explain``."""
-        got = self._stand_ins.get("preview")
+        if self._resolved is not None:
+            return self._resolved
+        if self._root is None:
+            call, item = self._call
+            got = _pick(call.on(_PREVIEW), item)
+            return got.preview() if isinstance(got, Deferred) else got
+        got = self._stand_ins.get(_PREVIEW)
         if got is None:
-            if self._resolved is not None:
-                got = self._resolved
-            elif self._root is not None:
-                got = self._preview() if self._preview is not None else self.stand_in(STAND_INS[0])
-            else:
-                call, item = self._call
-                got = _pick(call.on(_PREVIEW), item)
-                if isinstance(got, Deferred):
-                    got = got.preview()
-            self._stand_ins["preview"] = got
+            got = self._preview() if self._preview is not None else self.stand_in(STAND_INS[0])
+            self._stand_ins[_PREVIEW] = got
         return got
 
     def resolve(self, executor: str | None = None) -> LazyArray:
@@ -239,8 +236,7 @@ class Deferred(LazyArray):
 
 
 def _assigned(a: LazyArray, index: Any, value: Any) -> LazyArray:
-    out = LazyArray.__new__(LazyArray)
-    out._expr = a._expr
+    out = wrap(a._expr)  # a new handle: ``a`` itself is not written into
     out[index] = value
     return out
 
@@ -348,7 +344,7 @@ def _recorded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     except Exception:
         # no stand-in fits (a reshape to a length only the data has): run it for real,
         # which raises NumPy's error if the call is wrong
-        return fn(*resolved(args), **resolved(kwargs))
+        return _resolved_call(fn, args, kwargs)
     with contextlib.suppress(Exception):  # a short stand-in too, where it fits: it
         # catches lengths capped by a slice
         tries.append(fn(*_swap(args, SHORT_STAND_IN), **_swap(kwargs, SHORT_STAND_IN)))
@@ -359,7 +355,7 @@ def _recorded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     if isinstance(first, (tuple, list)) and all(isinstance(v, LazyArray) for v in first):
         items = [_deferred_like([t[i] for t in tries], (call, i)) for i in range(len(first))]
         return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
-    return fn(*resolved(args), **resolved(kwargs))
+    return _resolved_call(fn, args, kwargs)
 
 
 class _Call:
