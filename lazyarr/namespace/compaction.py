@@ -10,15 +10,14 @@ the selection is planned with exact chunks.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.exceptions import AxisError
 
 from lazyarr import _array
 from lazyarr._array import LazyArray
+from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace.creation import arange, zeros
 from lazyarr.namespace.deferred import Deferred, deferring
 from lazyarr.namespace.elementwise import where as where_
@@ -56,18 +55,25 @@ def _unsplit_length_1(x: LazyArray) -> LazyArray:
     return x.rechunk(tuple((1,) if n == 1 else c for n, c in zip(x.shape, x.chunks)))
 
 
-def select_rows(x: LazyArray, mask: LazyArray, check: Check | None = None) -> Deferred:
+def _counts(mask: LazyArray) -> LazyArray:
+    """The count of true values in each block of the 1-d ``mask`` (one element each)."""
+    return map_blocks(count_true, mask, chunks=((1,) * len(mask.chunks[0]),), dtype=np.intp)
+
+
+def select_rows(
+    x: LazyArray, mask: LazyArray, check: Check | None = None, counts: LazyArray | None = None
+) -> Deferred:
     """``x[mask]`` for a 1-d boolean ``mask`` as long as ``x``'s first axis.
 
     ``check``: another array computed with the counts and a function of its value
     that raises where the selection is not allowed (NumPy's error, at compute).
+    ``counts``: the mask's counts per block when several selections share them.
     """
     x = _unsplit_length_1(x)
     rest = x.shape[1:]
     if mask.chunks[0] != x.chunks[0]:
         mask = mask.rechunk((x.chunks[0],))
-    blocks = len(x.chunks[0])
-    counts = map_blocks(count_true, mask, chunks=((1,) * blocks,), dtype=np.intp)
+    counts = _counts(mask) if counts is None else counts
     rows = mask.reshape((mask.shape[0],) + (1,) * len(rest)) if rest else mask
 
     def build(values: Any) -> LazyArray:
@@ -95,25 +101,10 @@ def select_rows_together(xs: Sequence[LazyArray], mask: LazyArray) -> list[Defer
     if any(x.ndim != 1 or x.chunks != xs[0].chunks for x in xs):
         raise ValueError("select_rows_together: 1-d arrays with the same chunks are needed")
     xs = [_unsplit_length_1(x) for x in xs]
-    chunks = xs[0].chunks
-    if mask.chunks != chunks:
-        mask = mask.rechunk(chunks)
-    counts = map_blocks(count_true, mask, chunks=((1,) * len(chunks[0]),), dtype=np.intp)
-
-    def root(x: LazyArray) -> Deferred:
-        def build(values: Any) -> LazyArray:
-            exact = (tuple(int(c) for c in values[0]),)
-            return map_blocks(kept_rows, x, mask, chunks=exact, dtype=x.dtype)
-
-        def stand_in(n: int) -> LazyArray:
-            return zeros((n,), dtype=x.dtype)
-
-        def preview() -> LazyArray:  # every row selected: the plan at its largest
-            return map_blocks(kept_rows, x, mask, chunks=chunks, dtype=x.dtype)
-
-        return Deferred.root((counts,), build, stand_in, (None,), preview)
-
-    out = [root(x) for x in xs]
+    if mask.chunks != xs[0].chunks:
+        mask = mask.rechunk(xs[0].chunks)
+    counts = _counts(mask)  # one need for all: resolving computes it once
+    out = [select_rows(x, mask, counts=counts) for x in xs]
     Deferred.siblings(out)
     return out
 
@@ -187,10 +178,7 @@ def compress_along(condition: LazyArray, a: LazyArray, axis: int | None) -> Lazy
     cond = condition.astype(bool) if condition.dtype != np.bool_ else condition
     if axis is None:
         a, axis = a.reshape((-1,)), 0
-    axis = operator.index(axis)
-    if not -a.ndim <= axis < a.ndim:
-        raise AxisError(axis, a.ndim)
-    axis %= a.ndim
+    axis = normalize_axis(axis, a.ndim, "compress")
     n = a.shape[axis]
     moved = moveaxis(a, axis, 0) if axis else a
     check = None
