@@ -29,7 +29,7 @@ from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
 from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
-__all__ = ["HANDLED_FUNCTIONS", "LazyArray", "wrap"]
+__all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
 
 # The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
 _NAMESPACE: dict[str, Any] = {}
@@ -59,6 +59,11 @@ def wrap(expr: Expr) -> LazyArray:
     arr = LazyArray.__new__(LazyArray)
     arr._expr = expr
     return arr
+
+
+def lazy(x: Any) -> LazyArray:
+    """``x`` as a lazy array (lazy arrays pass through)."""
+    return x if isinstance(x, LazyArray) else wrap(as_expr(x))
 
 
 def _binary(func: str, reflected: bool = False) -> Callable[[LazyArray, Any], Any]:

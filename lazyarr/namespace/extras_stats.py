@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr.graph.ops import elementwise
 from lazyarr.graph.ops import indexing as ix
 from lazyarr.graph.ops import manipulation as m
@@ -60,11 +59,6 @@ __all__ = [
 
 
 # -- shared helpers ---------------------------------------------------------------------
-
-
-def lazy(x: Any) -> LazyArray:
-    """``x`` as a lazy array (lazy arrays pass through)."""
-    return x if isinstance(x, LazyArray) else wrap(as_expr(x))
 
 
 def take(x: LazyArray, index: Any, axis: int) -> LazyArray:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr._convert import as_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import indexing as ix
@@ -83,17 +83,17 @@ def take(
 def take_along_axis(x: Any, indices: Any, /, axis: int | None = -1) -> LazyArray:
     """``numpy.take_along_axis``: values of ``x`` at ``indices`` along ``axis``."""
     xe = as_expr(x)
-    lazy = isinstance(indices, LazyArray)
-    ie = indices._expr if lazy else None
-    arr = None if lazy else _concrete(indices)
-    kind = (ie if lazy else arr).dtype.kind
+    is_lazy = isinstance(indices, LazyArray)
+    ie = indices._expr if is_lazy else None
+    arr = None if is_lazy else _concrete(indices)
+    kind = (ie if is_lazy else arr).dtype.kind
     if kind not in "iu":
         raise IndexError("`indices` must be an integer array")
     if axis is None:
-        if (ie if lazy else arr).ndim != 1:
+        if (ie if is_lazy else arr).ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         xe, axis = _flat(xe), 0
-    ndim = (ie if lazy else arr).ndim
+    ndim = (ie if is_lazy else arr).ndim
     if ndim != xe.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     axis = normalize_axis(axis, xe.ndim, "take_along_axis")
@@ -113,7 +113,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -
     from lazyarr.namespace.compaction import compress_along
 
     _no_out("compress", out)
-    arr = a if isinstance(a, LazyArray) else wrap(as_expr(a))
+    arr = lazy(a)
     if not isinstance(condition, LazyArray):
         # known values: NumPy's errors now, and only as much condition as the axis
         cond = np.asarray(condition)
@@ -127,8 +127,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -
                 f"index {n + int(beyond[0])} is out of bounds for axis {shown} with size {n}"
             )
         condition = cond[:n]
-    cond = condition if isinstance(condition, LazyArray) else wrap(as_expr(condition))
-    return compress_along(cond, arr, axis)
+    return compress_along(lazy(condition), arr, axis)
 
 
 @implements("extract")
@@ -140,6 +139,4 @@ def extract(condition: Any, arr: Any) -> LazyArray:
     """
     from lazyarr.namespace.compaction import compress_along
 
-    cond = condition if isinstance(condition, LazyArray) else wrap(as_expr(condition))
-    a = arr if isinstance(arr, LazyArray) else wrap(as_expr(arr))
-    return compress_along(cond.reshape((-1,)) != 0, a, None)
+    return compress_along(lazy(condition).reshape((-1,)) != 0, lazy(arr), None)

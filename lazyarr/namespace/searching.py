@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.namespace._register import implements
@@ -30,10 +30,6 @@ def computed(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _lazy(x: Any) -> LazyArray:
-    return x if isinstance(x, LazyArray) else wrap(as_expr(x))
-
-
 @implements("nonzero")
 def nonzero(x: Any, /) -> tuple[LazyArray, ...]:
     """Indices of the non-zero elements, one array per axis (lazy).
@@ -41,19 +37,19 @@ def nonzero(x: Any, /) -> tuple[LazyArray, ...]:
     Their length is the count of non-zero values: it is computed (that count
     only) when the result is computed or its shape is asked for.
     """
-    return nonzero_of(_lazy(x))
+    return nonzero_of(lazy(x))
 
 
 @implements("argwhere")
 def argwhere(a: Any, /) -> LazyArray:
     """Indices of the non-zero elements, one row per element (shape ``(N, a.ndim)``, lazy)."""
-    return argwhere_of(_lazy(a))
+    return argwhere_of(lazy(a))
 
 
 @implements("flatnonzero")
 def flatnonzero(a: Any, /) -> LazyArray:
     """Indices of the non-zero elements of the flattened array (lazy)."""
-    return flatnonzero_of(_lazy(a))
+    return flatnonzero_of(lazy(a))
 
 
 @implements("searchsorted")

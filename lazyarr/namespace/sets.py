@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.graph.ops._common import normalize_axis
@@ -61,10 +61,6 @@ class _Unique(NamedTuple):
     indices: LazyArray | None
     inverse: LazyArray | None
     counts: LazyArray | None
-
-
-def _lazy(x: Any) -> LazyArray:
-    return x if isinstance(x, LazyArray) else wrap(as_expr(x))
 
 
 def _keep(s: LazyArray, equal_nan: bool) -> LazyArray:
@@ -106,7 +102,7 @@ def _unique(
     ``index``: the first occurrence of each value (the stable argsort, as NumPy's
     ``return_index``); ``inverse``: ``x``'s shape; ``counts``: the size of each group.
     """
-    a = _lazy(x)
+    a = lazy(x)
     flat = a.reshape((-1,)) if a.ndim != 1 else a
     n = flat.shape[0]
     intp = np.dtype(np.intp)
@@ -156,7 +152,7 @@ def unique_values(x: Any, /) -> LazyArray:
 
     Lazy: a deferred array, counted when computed or when its length is asked for.
     """
-    x = _lazy(x)
+    x = lazy(x)
     if _eager(x):
         return asarray(np.sort(np.unique_values(computed(x))))
     return _unique(x, equal_nan=False).values
@@ -165,7 +161,7 @@ def unique_values(x: Any, /) -> LazyArray:
 @implements("unique_counts")
 def unique_counts(x: Any, /) -> Any:
     """``(values, counts)`` of the unique values of ``x`` (NumPy's named tuple; lazy)."""
-    x = _lazy(x)
+    x = lazy(x)
     if _eager(x):
         return _lazy_tuple(np.unique_counts(computed(x)))
     u = _unique(x, counts=True, equal_nan=False)
@@ -176,7 +172,7 @@ def unique_counts(x: Any, /) -> Any:
 def unique_inverse(x: Any, /) -> Any:
     """``(values, inverse_indices)``: ``values[inverse_indices]`` rebuilds ``x`` (lazy;
     the inverse has ``x``'s shape)."""
-    x = _lazy(x)
+    x = lazy(x)
     if _eager(x):
         return _lazy_tuple(np.unique_inverse(computed(x)))
     u = _unique(x, inverse=True, equal_nan=False)
@@ -187,7 +183,7 @@ def unique_inverse(x: Any, /) -> Any:
 def unique_all(x: Any, /) -> Any:
     """``(values, indices, inverse_indices, counts)`` of the unique values of ``x`` (lazy;
     ``indices``: first occurrences in ``x`` flattened)."""
-    x = _lazy(x)
+    x = lazy(x)
     if _eager(x):
         return _lazy_tuple(np.unique_all(computed(x)))
     u = _unique(x, index=True, inverse=True, counts=True, equal_nan=False)
