@@ -175,7 +175,7 @@ def getter(
         if direct is not None:
             cut = direct[pos]
             if cut is not None:
-                key = tuple((r.start, r.stop) for r in region)
+                key = tuple(region)  # slices compare by value
                 seen = last.get(id(cut))
                 if seen is not None and seen[0] == key:
                     return seen[1]

@@ -17,6 +17,7 @@ Partial states are exactly those of the NumPy reference ``ReduceKernel``
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import warnings
@@ -28,6 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops.elementwise import Elementwise
 from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map_joint, emit_reduce_joint
 from lazyarr.kernels.fused import GetRegion
@@ -76,7 +78,7 @@ def _emitted(
     return kernel
 
 
-def _flat(a: np.ndarray, writeable: bool = False) -> tuple[np.ndarray, int, list[int]]:
+def _flat(a: np.ndarray, writeable: bool = False) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """A flat buffer over ``a``'s memory, the offset of ``a[0, ...]``, element strides.
 
     Input buffers are read-only views (one compiled signature for every input).
@@ -95,10 +97,12 @@ def _flat(a: np.ndarray, writeable: bool = False) -> tuple[np.ndarray, int, list
     offset = sum((n - 1) * (-s // item) for n, s in zip(a.shape, a.strides) if s < 0)
     extent = 1 + sum((n - 1) * abs(s) // item for n, s in zip(a.shape, a.strides))
     buf = as_strided(base, shape=(extent,), strides=(item,), writeable=writeable)
-    return buf, offset, [s // item for s in a.strides]
+    return buf, offset, tuple([s // item for s in a.strides])
 
 
-def _collapse(shape: Sequence[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+def _collapse(
+    shape: Sequence[int], strides: Sequence[Sequence[int]]
+) -> tuple[list[int], list[list[int]]]:
     """Drop length-1 axes and merge neighbours that are contiguous for every operand."""
     out_shape: list[int] = []
     out_strides: list[list[int]] = [[] for _ in strides]
@@ -121,15 +125,18 @@ def _collapse(shape: Sequence[int], strides: list[list[int]]) -> tuple[list[int]
 _LAYOUTS: dict[tuple, np.ndarray | None] = {}  # (shape, strides) -> one-slab meta template
 
 
-def _metas(shape: Sequence[int], offsets: list[int], strides: list[list[int]]) -> list[np.ndarray]:
+def _metas(
+    shape: tuple[int, ...], offsets: list[int], strides: Sequence[tuple[int, ...]]
+) -> list[np.ndarray]:
     """One ``meta`` per 2-D slab of the (collapsed) block: rows, n, (offset, row, inner) per op.
 
     Blocks that collapse to more than two axes (rare: broadcasting in a
     middle axis) are run slab by slab over the leading axes. The blocks of
     one grid share their shape and strides: the collapsed layout is kept
-    (a template whose offsets are filled in per block).
+    (a template whose offsets are filled in per block). ``strides``: one
+    tuple per operand (the key is built from them as they are).
     """
-    key = (tuple(shape), *map(tuple, strides))
+    key = (shape, *strides)
     template = _LAYOUTS.get(key)
     if template is None and key not in _LAYOUTS:
         shp, sts = _collapse(shape, strides)
@@ -157,12 +164,14 @@ def _metas(shape: Sequence[int], offsets: list[int], strides: list[list[int]]) -
     return metas
 
 
-def _c_strides(shape: Sequence[int]) -> list[int]:
+@functools.lru_cache(maxsize=1024)
+def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array of ``shape`` (the blocks of a grid share them)."""
     out, step = [], 1
     for n in reversed(shape):
         out.append(step)
         step *= n
-    return out[::-1]
+    return tuple(out[::-1])
 
 
 def _report(status: int, messages: Sequence[str]) -> None:
@@ -183,17 +192,33 @@ def _report(status: int, messages: Sequence[str]) -> None:
             warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
+def _reads_own_region(member: Expr, arg: int) -> bool:
+    """Whether elementwise ``member`` reads input ``arg`` over the block's own region
+    (same shape, nothing broadcast): the region needs no per-block arithmetic."""
+    return isinstance(member.op, Elementwise) and member.inputs[arg].shape == member.shape
+
+
 class _Inputs:
-    """Per block: the external input regions as (buffer, offset, strides aligned to the group)."""
+    """Per block: the external input regions as (buffer, offset, strides aligned to the group).
+
+    What does not change from block to block is worked out once: which
+    slots read the block's own region, and (per slot and input layout) the
+    strides aligned to the group, so a block costs a read and a lookup per
+    input.
+    """
 
     def __init__(self, group_slots: list[Slot], members: Sequence[Expr], shape: tuple) -> None:
         self.slots = group_slots
         self.members = members
         self.shape = shape
         self.dtypes = [np.dtype(s.expr.dtype).newbyteorder("=") for s in group_slots]
-        self._flats: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+        self.own = [
+            s.member < 0 or _reads_own_region(members[s.member], s.arg) for s in group_slots
+        ]
+        self._flats: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = {}
+        self._rows: dict[tuple, tuple[int, ...]] = {}  # (slot, input strides) -> aligned strides
 
-    def _whole(self, a: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    def _whole(self, a: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
         """A read-only flat view of a C-contiguous user array and its element strides."""
         hit = self._flats.get(id(a))
         if hit is None or hit[0] is not a:
@@ -204,21 +229,39 @@ class _Inputs:
             hit = self._flats[id(a)] = (a, buf, _c_strides(a.shape))
         return hit[1], hit[2]
 
+    def _aligned(self, k: int, st: tuple[int, ...]) -> tuple[int, ...]:
+        """Slot ``k``'s input strides ``st`` on the group's axes (broadcast axes: 0)."""
+        row = self._rows.get((k, st))
+        if row is None:
+            shape = self.shape
+            lead = len(shape) - len(st)
+            row = (0,) * lead + tuple(
+                [
+                    0 if (n == 1 and shape[lead + j] != 1) else st[j]
+                    for j, n in enumerate(self.slots[k].expr.shape)
+                ]
+            )
+            if len(self._rows) >= 256:
+                self._rows.clear()
+            self._rows[(k, st)] = row
+        return row
+
     def fetch(
         self, out: Region, get: GetRegion
-    ) -> tuple[list[np.ndarray], list[int], list[list[int]]]:
-        nd = len(self.shape)
+    ) -> tuple[list[np.ndarray], list[int], list[tuple[int, ...]]]:
         bufs, offsets, strides = [], [], []
         regions: dict[int, tuple] = {}
         whole = getattr(get, "whole", None)
-        for s, want in zip(self.slots, self.dtypes):
-            if s.member < 0:
-                region = tuple(out)
+        own = self.own
+        for k, s in enumerate(self.slots):
+            if own[k]:
+                region = out
             else:
                 m = self.members[s.member]
                 if s.member not in regions:
                     regions[s.member] = m.op.regions(m, out)
                 region = tuple(regions[s.member][s.arg])
+            want = self.dtypes[k]
             user = whole[s.position] if whole is not None else None
             if (
                 user is not None
@@ -228,24 +271,22 @@ class _Inputs:
             ):
                 # a region of the user's array: addressed inside it, no view is made
                 buf, st = self._whole(user)
-                off = sum(r.start * k for r, k in zip(region, st))
-                ndim = user.ndim
+                off = sum([r.start * n for r, n in zip(region, st)])
             else:
-                a = np.asarray(get(s.position, region))
+                a = get(s.position, region)
+                if type(a) is not np.ndarray:
+                    a = np.asarray(a)
                 if a.dtype != want:
                     a = a.astype(want)
-                buf, off, st = _flat(a)
-                ndim = a.ndim
-            lead = nd - ndim
+                if a.flags.c_contiguous:  # a block of its own, read from its start
+                    buf = a.reshape(-1)
+                    buf.flags.writeable = False
+                    off, st = 0, _c_strides(a.shape)
+                else:
+                    buf, off, st = _flat(a)
             bufs.append(buf)
             offsets.append(off)
-            strides.append(
-                [0] * lead
-                + [
-                    0 if (n == 1 and self.shape[lead + j] != 1) else st[j]
-                    for j, n in enumerate(s.expr.shape)
-                ]
-            )
+            strides.append(self._aligned(k, st))
         return bufs, offsets, strides
 
 
@@ -284,7 +325,7 @@ def joint_map_function(
     def run(
         region: Region, get: GetRegion, outs: Sequence[np.ndarray | None] = ()
     ) -> list[np.ndarray]:
-        shape = tuple(s.stop - s.start for s in region)
+        shape = tuple([s.stop - s.start for s in region])
         given = list(outs) or [None] * n_out
         results = [np.empty(shape, dtype=d) if o is None else o for o, d in zip(given, dtypes)]
         if math.prod(shape) == 0:
@@ -370,45 +411,42 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
         raise ValueError("joint reductions number their elements differently (flat and not)")
     global_strides = _c_strides(in_shape)
     rank = any(sp.rank for sp in specs)
-    by_shape: dict[tuple, tuple] = {}  # block shape -> (state shape, strides of the states)
-    first_states: dict[tuple, list] = {}  # state shape -> initial states (np.full is slow)
+    flat_axis = None if not flat or flat[0] else axes[0]
+    prepared: dict[tuple, tuple] = {}  # block shape -> what every block of that shape shares
 
-    def layout(shape: tuple) -> tuple:
-        """The partial states' shape and the accumulator (and rank) strides of a block shape."""
+    def prepare(shape: tuple) -> tuple:
+        """Initial states (copied per block: np.full is slow), the state and index strides,
+        and the count of reduced elements of blocks of ``shape``."""
         state_shape = tuple(1 if a in axes else n for a, n in enumerate(shape))
-        acc = [0 if a in axes else s for a, s in enumerate(_c_strides(state_shape))]
-        strides = [acc]
+        strides = [tuple(0 if a in axes else s for a, s in enumerate(_c_strides(state_shape)))]
         if rank:
-            ranks = dict(zip(axes, _c_strides([shape[a] for a in axes])))
-            strides.append([ranks.get(a, 0) for a in range(len(shape))])
-        if len(by_shape) >= 64:
-            by_shape.clear()
-        by_shape[shape] = (state_shape, strides)
-        return by_shape[shape]
+            ranks = dict(zip(axes, _c_strides(tuple([shape[a] for a in axes]))))
+            strides.append(tuple(ranks.get(a, 0) for a in range(len(shape))))
+        if flat_axis is not None:
+            strides.append(tuple(1 if a == flat_axis else 0 for a in range(len(shape))))
+        elif flat:
+            strides.append(global_strides)
+        starts = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
+        count = math.prod(shape[a] for a in axes)
+        if len(prepared) >= 64:
+            prepared.clear()
+        prepared[shape] = (starts, strides, count)
+        return prepared[shape]
 
     def run(region: Region, get: GetRegion) -> list[Any]:
-        shape = tuple(s.stop - s.start for s in region)
-        if math.prod(shape) == 0:
+        shape = tuple([s.stop - s.start for s in region])
+        if 0 in shape:
             return [
                 ref.partial(r.op, r, np.empty(shape, dtype=sp.value), region, in_shape)
                 for ref, r, sp in zip(references, roots, specs)
             ]
-        state_shape, fixed = by_shape.get(shape) or layout(shape)
-        starts = first_states.get(state_shape)
-        if starts is None:  # the initial states of this shape, copied per block
-            starts = [[np.full(state_shape, v, dtype=dt) for dt, v in sp.states] for sp in specs]
-            if len(first_states) >= 64:
-                first_states.clear()
-            first_states[state_shape] = starts
+        starts, strides, count = prepared.get(shape) or prepare(shape)
         arrays = [[a.copy() for a in per] for per in starts]
-        offsets, strides = [0, 1] if rank else [0], list(fixed)
-        if flat and flat[0]:
-            offsets.append(sum(r.start * g for r, g in zip(region, global_strides)))
-            strides.append(list(global_strides))
+        offsets = [0, 1] if rank else [0]
+        if flat_axis is not None:
+            offsets.append(region[flat_axis].start)
         elif flat:
-            (ax,) = axes
-            offsets.append(region[ax].start)
-            strides.append([1 if a == ax else 0 for a in range(len(shape))])
+            offsets.append(sum([r.start * g for r, g in zip(region, global_strides)]))
         bufs, in_offsets, in_strides = inputs.fetch(region, get)
         states = [a.reshape(-1) for per in arrays for a in per]
         if kernel.tile:  # the kernel's scratch tiles of values
@@ -419,7 +457,6 @@ def joint_partial_function(parts: Parts, input_exprs: Sequence[Expr], options: O
         status &= mask
         if status:
             _report(status, messages)
-        count = math.prod(shape[a] for a in axes)
         return [_state(sp, per, count) for sp, per in zip(specs, arrays)]
 
     return run

@@ -125,8 +125,19 @@ class _Projection:
                     axes.append((_MANY, a, table))
             self.simple = self.simple and all(m != _MANY for m, _, _ in axes)
             self.specs.append((pos, axes))
+        # every input is the grid itself (same blocks on every axis): a block reads its own index
+        own = [
+            pos
+            for pos, axes in self.specs
+            if len(axes) == len(shape)
+            and all(m == _SAME and a == j for j, (m, a, _) in enumerate(axes))
+        ]
+        self.own = own if len(own) == len(self.specs) else None
 
     def __call__(self, index: Sequence[int]) -> list[BlockRef]:
+        if self.own is not None:
+            index = tuple(index)
+            return [(pos, index) for pos in self.own]
         if self.simple:
             return [
                 (
@@ -249,6 +260,11 @@ class StageReads:
         if self._projection is not None:
             return region, self._projection(body_index)
         return region, self.blocks_of(group_reads(self.body_members, self.input_exprs, region))
+
+    def partial_region(self, body_index: Sequence[int]) -> Region:
+        """The body region of one partial, for a stage whose inputs no task makes."""
+        assert self.body_grid is not None, "partial_region() of a stage that is not a reduction"
+        return self.body_grid.region(body_index)
 
     def parts(self, index: Sequence[int]) -> list[tuple[int, ...]]:
         """The body block indices a reduce block combines, in the order partials combine."""

@@ -120,7 +120,12 @@ class _Lowering:
                 continue
             everything = bool(need.all())
             indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
-            if stage.kind == "reduce":
+            if stage.kind == "reduce" and len(self.direct_pos[si]) == len(self.inputs[si]):
+                # every input is read in place: the partials depend on no task
+                region_of = reads.partial_region
+                for idx in indices:
+                    spec[idx] = [(bi, region_of(bi), ()) for bi in reads.parts(idx)]
+            elif stage.kind == "reduce":
                 for idx in indices:
                     parts = []
                     for bi in reads.parts(idx):
@@ -147,6 +152,8 @@ class _Lowering:
 
         Refs of sources read in place are dropped: their reader makes them.
         """
+        if not refs:
+            return (), (), None
         ins = self.inputs[si]
         direct = self.direct
         if any(direct[ins[pos]] for pos, _ in refs):
