@@ -137,9 +137,10 @@ class ClusterSim:
         mem_key, in_key = (MEMORY, target), (NET_IN, target)
         mem = deltas.get(mem_key, 0.0)
         net_in = deltas.get(in_key, 0.0)
+        # network-out per source worker, from the deltas so far (same additions, same order)
+        net_out: list[float] | None = None
         local = self.local_coeff
         moved = held = 0
-        copied = False
         for block in blocks:
             where = loc[block]
             if target in where:
@@ -155,15 +156,20 @@ class ClusterSim:
             net = size * (local if host_of[src] == here else 1.0)
             mem += size
             net_in += net
-            out_key = (NET_OUT, src)
-            deltas[out_key] = deltas.get(out_key, 0.0) + net
+            if net_out is None:
+                net_out = [deltas.get((NET_OUT, w), 0.0) for w in range(self.n_workers)]
+                sent = [False] * self.n_workers
+            net_out[src] += net
+            sent[src] = True
             moved += size
-            copied = True
             if record and size:
                 where.append(target)
                 self.bytes_in[target] += size
                 self.moves += 1
-        if copied:
+        if net_out is not None:
+            for w, was_sent in enumerate(sent):
+                if was_sent:
+                    deltas[(NET_OUT, w)] = net_out[w]
             deltas[mem_key] = mem
             deltas[in_key] = net_in
         return moved, held

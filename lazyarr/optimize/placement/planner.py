@@ -206,7 +206,8 @@ class Planner:
     @staticmethod
     def _keys(stage: Stage, refs: Sequence[BlockRef]) -> tuple:
         """Simulator keys of the input blocks ``refs`` (position, block) of ``stage``."""
-        return tuple((stage.inputs[pos], b) for pos, b in refs)
+        ins = stage.inputs
+        return tuple([(ins[pos], b) for pos, b in refs])
 
     def _choose(self, op: SimOp, owner: int) -> int:
         """The candidate with the lowest objective (look-ahead to ``owner``); ties: owner, index."""
