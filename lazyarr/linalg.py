@@ -481,7 +481,8 @@ def solve(a: Any, b: Any) -> LazyArray:
     matrix of ``a`` is singular, whatever the blocks and whichever part is read
     (a slice of the result alone would otherwise raise or not depending on the
     chunks): each block waits for one check of the whole batch (an LU of every
-    matrix, streamed block by block and reduced to one flag).
+    matrix, streamed block by block and reduced to one flag). A single matrix
+    needs no check: every block of the result solves with it, and raises alike.
     """
     x, y = as_expr(a), as_expr(b)
     _require_2d("solve", x)
@@ -493,6 +494,9 @@ def solve(a: Any, b: Any) -> LazyArray:
     matrix = (x.ndim - 2, x.ndim - 1)
     in_core = [matrix, tuple(range(y.ndim - ncore, y.ndim)), ()]
     out_core = tuple(range(len(shape) - ncore, len(shape)))
+    if x.ndim == 2:
+        # one matrix: every block's solve factors the same matrix and raises alike
+        return wrap(lin.core_map("linalg.solve", [x, y], in_core[:2], out_core, shape, dtype))
     each = lin.core_map("linalg.nonsingular", [x], [matrix], (), x.shape[:-2], np.dtype(bool))
     none_singular = reduce("all", each)
     return wrap(
