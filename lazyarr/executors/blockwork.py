@@ -195,6 +195,16 @@ def _combine(code: StageCode, a: Any, b: Any) -> Any:
     return np.add(a, b)
 
 
+def _combine_all(code: StageCode, values: Sequence[Any]) -> Any:
+    """The partial states or products ``values`` combined as one balanced tree."""
+    stage = code.stage
+    if stage.kind == "reduce":
+        pairwise = code.reduction.pairwise
+        ufunc = pairwise(stage.expr.op) if pairwise is not None else None
+        return tree_combine(list(values), lambda a, b: _combine(code, a, b), ufunc)
+    return tree_combine(list(values), np.add, np.add)
+
+
 def run_task(
     task: Task, code: StageCode, values: Sequence[Any], out: np.ndarray | None = None
 ) -> Any:
@@ -220,9 +230,9 @@ def run_task(
         get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
         return code.product(task.region, task.regions, get)
     if kind == TaskKind.COMBINE:
-        return tree_combine(list(values), lambda a, b: _combine(code, a, b))
+        return _combine_all(code, values)
     if kind == TaskKind.FINALIZE:
-        state = tree_combine(list(values), lambda a, b: _combine(code, a, b))
+        state = _combine_all(code, values)
         if stage.kind == "reduce":
             kernel = code.reduction
             into = getattr(kernel, "finalize_into", None)

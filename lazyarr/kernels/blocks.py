@@ -18,6 +18,20 @@ from lazyarr.graph.chunks import Chunks, blocks_in_range, offsets
 
 __all__ = ["assemble", "blocks_for_region", "tree_combine"]
 
+
+STACK_MAX_BYTES = 8 << 20
+"""Items stacked for a vectorized tree combine take at most this much (a copy of them)."""
+
+
+def _stackable(items: Sequence[Any]) -> bool:
+    """Whether ``items`` are small arrays of one shape and dtype."""
+    first = items[0]
+    if type(first) is not np.ndarray or first.nbytes * len(items) > STACK_MAX_BYTES:
+        return False
+    shape, dtype = first.shape, first.dtype
+    return all(type(a) is np.ndarray and a.shape == shape and a.dtype == dtype for a in items)
+
+
 T = TypeVar("T")
 
 
@@ -80,10 +94,23 @@ def assemble(
     return np.block(pieces.tolist())
 
 
-def tree_combine(items: list[T], combine: Callable[[T, T], T]) -> T:
-    """Combine neighbours pairwise until one value is left (a balanced tree)."""
+def tree_combine(items: list[T], combine: Callable[[T, T], T], ufunc: np.ufunc | None = None) -> T:
+    """Combine neighbours pairwise until one value is left (a balanced tree).
+
+    ``ufunc``: what ``combine`` computes when both are arrays; items that are
+    all small arrays of one shape and dtype are then stacked and each level
+    of the same tree is one call (the same pairs: the same values, bit for
+    bit; 100,000 partial sums took 100,000 Python calls).
+    """
     if not items:
         raise ValueError("nothing to combine")
+    if ufunc is not None and len(items) > 2 and _stackable(items):
+        level = np.stack(items)
+        while len(level) > 1:
+            pairs = len(level) // 2 * 2
+            nxt = ufunc(level[0:pairs:2], level[1:pairs:2])
+            level = np.concatenate([nxt, level[-1:]]) if len(level) % 2 else nxt
+        return level[0]
     level: list[Any] = list(items)
     while len(level) > 1:
         nxt = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]

@@ -213,10 +213,27 @@ def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
     return np.asarray(out)
 
 
+_PAIRWISE = {
+    "sum": np.add,
+    "nansum": np.add,
+    "count_nonzero": np.add,
+    "prod": np.multiply,
+    "nanprod": np.multiply,
+    "min": np.minimum,
+    "max": np.maximum,
+    "nanmin": np.fmin,
+    "nanmax": np.fmax,
+    "any": np.bitwise_or,
+    "all": np.bitwise_and,
+}
+"""The ufunc :func:`_combine` applies to two array states, per reduction."""
+
+
 reduce_kernel = register(Reduce)(
     ReduceKernel(
         partial=_partial,
         combine=lambda op, a, b: _combine(op, a, b),
         finalize=_finalize,
+        pairwise=lambda op: _PAIRWISE.get(op.func),
     )
 )

@@ -36,6 +36,9 @@ class ReduceKernel:
     combine: Callable[[Any, Any, Any], Any]
     finalize: Callable[..., Any]
     finalize_into: Callable[..., Any] | None = None
+    pairwise: Callable[[Any], Any] | None = None
+    """``pairwise(op)``: the ufunc ``combine`` applies to two states that are plain
+    arrays (None: the op's states are not), so a level of the tree is one call."""
 
 
 def register(op_type: type[Op]) -> Callable[[Any], Any]:
