@@ -23,6 +23,14 @@ from lazyarr.optimize.tasks import Task, TaskKind
 
 __all__ = ["StageCode", "direct_readers", "gather", "gather_owned", "getter", "run_task"]
 
+# task kinds as module constants: the hot per-task paths compare them without the enum lookup
+_SOURCE = TaskKind.SOURCE
+_BLOCK = TaskKind.BLOCK
+_PARTIAL = TaskKind.PARTIAL
+_PRODUCT = TaskKind.PRODUCT
+_COMBINE = TaskKind.COMBINE
+_FINALIZE = TaskKind.FINALIZE
+
 Blocks = dict[tuple[int, ...], np.ndarray]
 
 
@@ -87,6 +95,10 @@ def direct_readers(
     return out
 
 
+SHARED_KEEP_MAX = 1 << 20
+"""Bytes of an in-place region a getter shared by tasks keeps for a second read."""
+
+
 class StageCode:
     """A stage's kernels from one kernel set, each looked up (compiled) on first use.
 
@@ -95,6 +107,7 @@ class StageCode:
     """
 
     __slots__ = (
+        "_in_place_get",
         "_map",
         "_partial",
         "_product",
@@ -119,6 +132,19 @@ class StageCode:
         self.whole = (
             [getattr(d, "whole", None) for d in self.direct] if self.direct is not None else None
         )
+        self._in_place_get: GetRegion | None = None
+
+    def get(self, task: Task, values: Sequence[Any]) -> GetRegion:
+        """``get(position, region)`` over what ``task`` reads: its input blocks ``values``
+        and the inputs read in place. A task that reads only the latter (every partial of
+        a reduction over a user's array or a random source) shares one getter."""
+        if task.inputs or self.direct is None:
+            return getter(self.chunks, task.inputs, values, self.direct, self.whole)
+        if self._in_place_get is None:
+            self._in_place_get = getter(
+                self.chunks, (), (), self.direct, self.whole, keep_max=SHARED_KEEP_MAX
+            )
+        return self._in_place_get
 
     @property
     def source(self) -> Any:
@@ -157,6 +183,7 @@ def getter(
     values: Sequence[Any],
     direct: Sequence[Direct | None] | None = None,
     whole: Sequence[np.ndarray | None] | None = None,
+    keep_max: int | None = None,
 ) -> GetRegion:
     """``get(position, region)`` over the input blocks a task was given.
 
@@ -164,7 +191,9 @@ def getter(
     block index)`` of each value; ``direct``: inputs read in place. A region
     inside one block is a view of it. ``whole``: per position, the user's
     array a direct input slices (``get.whole``: a kernel may address the
-    region inside it without making the view).
+    region inside it without making the view). ``keep_max``: the largest
+    region of an in-place input kept for a second read (None: any; a getter
+    shared by tasks keeps no big block alive past its task).
     """
     blocks: dict[tuple[int, tuple[int, ...]], np.ndarray] = dict(zip(inputs, values))
     # the last region each in-place input made: an input read at two positions (``x.T @ x``
@@ -180,7 +209,10 @@ def getter(
                 if seen is not None and seen[0] == key:
                     return seen[1]
                 value = cut(region)
-                last[id(cut)] = (key, value)
+                if keep_max is None or value.nbytes <= keep_max:
+                    last[id(cut)] = (key, value)
+                else:
+                    last.pop(id(cut), None)
                 return value
         return assemble(chunks[pos], region, lambda b: blocks[(pos, b)])
 
@@ -215,23 +247,23 @@ def run_task(
     """
     kind = task.kind
     stage = code.stage
-    if kind == TaskKind.SOURCE:
+    if kind == _SOURCE:
         return code.source(task.region)
-    if kind == TaskKind.BLOCK:
-        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
+    if kind == _BLOCK:
+        get = code.get(task, values)
         fn = code.map
         if out is not None and getattr(fn, "writes_into", False):
             return fn(task.region, get, out=out)
         return fn(task.region, get)
-    if kind == TaskKind.PARTIAL:
-        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
+    if kind == _PARTIAL:
+        get = code.get(task, values)
         return code.partial(task.region, get)
-    if kind == TaskKind.PRODUCT:
-        get = getter(code.chunks, task.inputs, values, code.direct, code.whole)
+    if kind == _PRODUCT:
+        get = code.get(task, values)
         return code.product(task.region, task.regions, get)
-    if kind == TaskKind.COMBINE:
+    if kind == _COMBINE:
         return _combine_all(code, values)
-    if kind == TaskKind.FINALIZE:
+    if kind == _FINALIZE:
         state = _combine_all(code, values)
         if stage.kind == "reduce":
             kernel = code.reduction

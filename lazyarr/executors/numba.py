@@ -50,6 +50,10 @@ from .taskpool import run_graph
 
 __all__ = ["FallbackWarning", "NumbaExecutor", "NumbaKernels", "options_from_config"]
 
+# task kinds as module constants: the hot per-task paths compare them without the enum lookup
+_JOINT = TaskKind.JOINT
+_PARTIAL = TaskKind.PARTIAL
+
 
 def options_from_config() -> Options:
     """Compile options from the ``numba.*`` settings."""
@@ -157,7 +161,7 @@ class _Run:
         ]
         self.joints: dict[int, _Joint] = {}
         for task in graph.tasks:
-            if task.kind == TaskKind.JOINT and task.stage not in self.joints:
+            if task.kind == _JOINT and task.stage not in self.joints:
                 self.joints[task.stage] = _Joint(graph, task.stage, task.members, self.kernels)
         self.into = [into.get(s.name) for s in graph.stages]
         self.values: list[Any] = [None] * len(graph.tasks)
@@ -172,7 +176,7 @@ class _Run:
         """Compute one task; blocks of an output land in its final array (a view)."""
         task = self.graph.tasks[tid]
         kind = task.kind
-        if kind == TaskKind.JOINT:
+        if kind == _JOINT:
             joint = self.joints[task.stage]
             outs = [None] * len(task.members)
             if joint.kind == "map":
@@ -181,7 +185,7 @@ class _Run:
                     if target is not None:
                         outs[slot] = target[(*task.region, Ellipsis)]
             return joint.run(task, self.inputs(task), outs)
-        target = self.into[task.stage] if kind != TaskKind.PARTIAL else None
+        target = self.into[task.stage] if kind != _PARTIAL else None
         view = None
         if target is not None and self.graph.producers[task.stage][task.index] == tid:
             view = target[(*task.region, Ellipsis)]

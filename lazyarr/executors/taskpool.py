@@ -31,6 +31,10 @@ from .base import Progress
 
 __all__ = ["nbytes_owned", "run_graph"]
 
+# task kinds as module constants: the hot per-task paths compare them without the enum lookup
+_FINALIZE = TaskKind.FINALIZE
+_COMBINE = TaskKind.COMBINE
+
 
 def nbytes_owned(value: Any) -> int:
     """Bytes a block or partial state owns (views of other memory count zero)."""
@@ -115,7 +119,7 @@ class _State:
 
     def push(self, tid: int) -> None:
         task = self.tasks[tid]
-        final = task.kind in (TaskKind.FINALIZE, TaskKind.COMBINE)
+        final = task.kind in (_FINALIZE, _COMBINE)
         heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
 
     def complete(self, tid: int, value: Any, seconds: float) -> None:
