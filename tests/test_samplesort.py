@@ -253,6 +253,33 @@ def test_stable_values_keep_signed_zeros_and_nans_in_input_order():
     assert got.tobytes() == np.sort(x, kind="stable").tobytes()
 
 
+def test_merge_sorted_keeps_signed_zeros_and_nans_in_block_order():
+    """Sorted pieces merged bit for bit as a stable sort of their concatenation."""
+    from lazyarr.kernels.reference.samplesort import merge_sorted, stable_values
+
+    rng = np.random.default_rng(1)
+    pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf])
+    for _ in range(50):
+        pieces = [
+            stable_values(rng.choice(pool, size=int(rng.integers(0, 12))))
+            for _ in range(int(rng.integers(1, 5)))
+        ]
+        want = np.sort(np.concatenate(pieces), kind="stable")
+        got = merge_sorted(pieces, np.empty(want.size))
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_signed_zeros_and_nans_across_blocks_bit_for_bit(executor):
+    """Many zeros and NaNs of both signs spread over blocks: the order of a stable sort."""
+    rng = np.random.default_rng(2)
+    x = rng.choice(np.array([0.0, -0.0, np.nan, -np.nan, 2.0, -3.0]), size=300)
+    got = la.sort(la.asarray(x, chunks=37)).compute(executor=executor)
+    assert got.tobytes() == np.sort(x, kind="stable").tobytes()
+    idx = la.argsort(la.asarray(x, chunks=37)).compute(executor=executor)
+    np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
+
+
 @pytest.mark.parametrize(
     ("shape", "chunks"),
     [((5, 7), (2, 3)), ((4, 9, 3), (3, (2, 0, 4, 3), 2)), ((6, 4), ((1, 2, 3), (1, 3)))],

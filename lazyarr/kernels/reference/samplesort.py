@@ -19,29 +19,50 @@ from lazyarr.kernels.reference.registry import ReduceKernel, register
 __all__: list[str] = []
 
 
-def stable_values(v: np.ndarray, in_place: bool = False) -> np.ndarray:
+def _tie_runs(out: np.ndarray) -> tuple[slice, slice]:
+    """The zeros and the NaNs of the sorted float ``out``: the only equal values whose bits
+    may differ (``-0.0``/``0.0``; NaN signs and payloads). Three binary searches."""
+    lo = int(np.searchsorted(out, 0, side="left"))
+    hi = int(np.searchsorted(out, 0, side="right"))
+    return slice(lo, hi), slice(int(np.searchsorted(out, np.nan, side="left")), out.size)
+
+
+def stable_values(v: np.ndarray) -> np.ndarray:
     """``np.sort(v, kind="stable")`` of a 1-d ``v`` by NumPy's fastest sort.
 
     Equal values are identical but for floats' ``-0.0``/``0.0`` and NaNs
-    (payloads, signs): those runs are put back in input order. ``in_place``
-    sorts ``v`` itself (no copy of the block) and returns it.
+    (payloads, signs), whose bits NumPy's SIMD sort does not keep: the runs of
+    zeros and of NaNs are put back in input order. They are found by binary
+    searches in the sorted values, so data without zeros or NaNs costs no pass
+    beyond the sort.
     """
+    out = np.sort(v)
     if v.dtype.kind != "f" or v.size == 0:
-        if in_place:
-            v.sort()
-            return v
-        return np.sort(v)
-    zero = v == 0
-    zeros = v[zero] if zero.any() else None
-    nan = np.isnan(v)
-    nans = v[nan] if nan.any() else None
-    out = v if in_place else v.copy()
+        return out
+    zeros, nans = _tie_runs(out)
+    if zeros.stop > zeros.start:
+        out[zeros] = v[v == 0]
+    if nans.stop > nans.start:
+        out[nans] = v[np.isnan(v)]
+    return out
+
+
+def merge_sorted(pieces: list[np.ndarray], out: np.ndarray) -> np.ndarray:
+    """``out`` (1-d): the stably sorted pieces (each in key order, in block order) merged.
+
+    They are gathered into ``out`` and sorted there by NumPy's fastest sort
+    (with AVX-512 it sorts a block about 4x faster than a compiled two-way merge
+    of its runs, and 8x faster than a heap over them); the runs of zeros and of
+    NaNs are then put back in block order from each piece's own runs (binary
+    searches, no pass over the data).
+    """
+    np.concatenate(pieces, out=out)
     out.sort()
-    if zeros is not None:
-        lo = int(np.searchsorted(out, 0, side="left"))
-        out[lo : lo + zeros.size] = zeros
-    if nans is not None:
-        out[out.size - nans.size :] = nans
+    if out.dtype.kind != "f" or out.size == 0:
+        return out
+    for which, at in enumerate(_tie_runs(out)):
+        if at.stop > at.start:
+            out[at] = np.concatenate([p[_tie_runs(p)[which]] for p in pieces])
     return out
 
 
@@ -238,8 +259,7 @@ def _merge(op: Exchange, expr: Expr, state: State, into: np.ndarray | None) -> n
             continue
         if not op.arg:
             # runs in block order, sorted where they land: ties by (block, position)
-            np.concatenate([p[0] for p in pieces], out=flat[t])
-            stable_values(flat[t], in_place=True)
+            merge_sorted([p[0] for p in pieces], flat[t])
             continue
         order = np.argsort(np.concatenate([p[0] for p in pieces]), kind="stable")
         np.take(np.concatenate([p[1] for p in pieces]), order, out=flat[t])
