@@ -8,6 +8,8 @@ so each kernel computes exactly one block of its stage.
 
 from __future__ import annotations
 
+import bisect
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -213,14 +215,17 @@ block ``i`` its slice of every line."""
 
 def _partial(op: Exchange, expr: Expr, arrays: tuple, region: Region, in_shape: Any) -> State:
     ax = op.axis
-    o = _lines(arrays[-1], ax, 2)  # lines x (nb, 2)
     first = arrays[0]
     batch = first.shape[:ax] + first.shape[ax + 1 :]
     rows = region[ax + 1]
     width = op.rows[region[ax].start]
     if rows.stop <= rows.start:
         return batch, width, {}
-    i = int(np.searchsorted(np.cumsum(op.rows), rows.start, side="right"))
+    i = bisect.bisect_right(list(accumulate(op.rows)), rows.start)  # the body block: L_i's rows
+    if first.ndim == 1:  # one line: its slice, a view (1,024 of these tasks at 32 blocks)
+        lo, hi = arrays[-1][i]
+        return batch, width, {i: [tuple(v[lo:hi] for v in arrays[:-1])]}
+    o = _lines(arrays[-1], ax, 2)  # lines x (nb, 2)
     lines = [_lines(v, ax, 1) for v in arrays[:-1]]
     pieces = [
         tuple(np.ascontiguousarray(v[t, o[t, i, 0] : o[t, i, 1]]) for v in lines)
