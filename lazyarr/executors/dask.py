@@ -50,6 +50,7 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.lower import lower
+from lazyarr.optimize.placement.planner import gathers
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
@@ -74,6 +75,20 @@ _SUFFIX = {
     TaskKind.SOURCE: "-s",
 }
 """Key suffix of a task that is not the one producing its block (parts, steps)."""
+
+
+def _priority(stage: Stage, part: int) -> int:
+    """Dask priority of partial ``part`` of ``stage``: for a gathering reduction (the sample
+    sort's exchange), partials run before other ready tasks, the ``k``-th of every block
+    (they read input block ``k``) before the next ``k``, so each input block is released as
+    soon as it is split; in Dask's own order its blocks, the parts and the combined blocks
+    were held together (2.4x a worker's share at 2e7 float64 in 32 blocks). 0 otherwise."""
+    if not gathers(stage):
+        return 0
+    body = stage.expr.op.body_chunks(stage.expr)
+    return int(np.prod([len(body[a]) for a in stage.expr.op.axes])) - part
+
+
 _CONTEXT_FRESH_S = 1.0
 """How long the workers :meth:`DaskExecutor.plan_context` saw stand for the live ones."""
 
@@ -157,10 +172,13 @@ class _Run:
         addr = self.workers[w]
         return addr if addr in self.live else None
 
-    def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> TaskRef:
+    def task(
+        self, fn: Any, *args: Any, key: str, worker: int | None, block: bool, priority: int = 0
+    ) -> TaskRef:
         """Task ``key`` = ``fn(*args)`` in this run's graph, restricted to ``worker`` as planned."""
+        loose = self.placement != "hard"
         ref = self.graph.add(
-            key, fn, *args, worker=self.address(worker), loose=self.placement != "hard"
+            key, fn, *args, worker=self.address(worker), loose=loose, priority=priority
         )
         if block:
             self.block_keys[key] = None
@@ -201,6 +219,7 @@ class _Run:
                 key=self.key(stage, task.index, suffix),
                 worker=task.worker if task.worker >= 0 else None,
                 block=is_block[tid],
+                priority=_priority(stage, task.part) if task.kind == TaskKind.PARTIAL else 0,
             )
         kept = {
             graph.stages[o].name: {idx: refs[tid] for idx, tid in graph.blocks_of(o)}

@@ -59,6 +59,31 @@ def test_tasks_are_grouped_into_one_annotated_layer_per_restriction():
     assert vals == {"a": -1, "b": 1, "c": 0, "d": 0}
 
 
+def test_a_priority_is_a_layer_annotation_of_its_own():
+    g = DaskGraph("t")
+    g.add("a", operator.neg, 1, worker="tcp://w:1", loose=False, priority=2)
+    g.add("b", operator.neg, 1, worker="tcp://w:1", loose=False)
+    g.add("c", operator.neg, 1, worker=None, loose=False, priority=1)
+    hlg = g.high_level_graph()
+    layers = {tuple(sorted(layer)): layer.annotations for layer in hlg.layers.values()}
+    assert layers == {
+        ("a",): {"workers": ["tcp://w:1"], "priority": 2},
+        ("b",): {"workers": ["tcp://w:1"]},
+        ("c",): {"priority": 1},
+    }
+
+
+def test_exchange_partials_run_first_by_the_block_they_split():
+    """The sample sort's exchange partials outrank other tasks, those of sorted block 0 first
+    (each block is released once split); other stages keep Dask's order (priority 0)."""
+    x = la.random.random(4_000, chunks=1_000, seed=0)
+    plan = api.make_plan([la.sort(x)._expr], "numpy", ())
+    stages = {s.expr.op.label(): s for s in plan.stages.values()}
+    exchange = stages["samplesort.exchange"]
+    assert [dask_executor._priority(exchange, k) for k in range(4)] == [4, 3, 2, 1]
+    assert dask_executor._priority(stages["samplesort.local"], 0) == 0
+
+
 def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
     g = DaskGraph("t")
     g.add("a", operator.neg, 1, worker=None, loose=False)
