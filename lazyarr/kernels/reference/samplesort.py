@@ -9,6 +9,7 @@ so each kernel computes exactly one block of its stage.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -18,7 +19,7 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, sample_positions
 from lazyarr.kernels.reference.registry import ReduceKernel, register
 
-__all__: list[str] = []
+__all__ = ["Search", "counts_block", "merge_sorted", "search_rows", "stable_values"]
 
 
 def _tie_runs(out: np.ndarray) -> tuple[slice, slice]:
@@ -111,30 +112,56 @@ def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) ->
     return np.sort(x, axis=ax, kind="stable")
 
 
+Search = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+"""``(line, w, later) -> rows``: per value of the ascending ``w``, how many elements of the
+sorted ``line`` are below it, or (where ``later``) at or below it. A compiled one is in
+``kernels/numba_samplesort.py``."""
+
+
+def search_rows(line: np.ndarray, w: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """The :data:`Search` by ``np.searchsorted`` (NaN last)."""
+    row = np.searchsorted(line, w, side="left")
+    # only where a value equal to ``w`` sits at ``row`` (rare but for repeated values) is
+    # the right side searched again
+    again = np.flatnonzero(later & (row < line.size))
+    if again.size:
+        at = line[row[again]]
+        tied = at == w[again]
+        if w.dtype.kind in "fc":
+            tied |= np.isnan(at) & np.isnan(w[again])  # NaNs sort as equals
+        again = again[tied]
+        row[again] = np.searchsorted(line, w[again], side="right")
+    return row
+
+
 def _counts(
-    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray
+    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray, search: Search
 ) -> np.ndarray:
     """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
     block, pos = sample_positions(op.rows, op.k)
     out = np.empty(c.shape, dtype=np.intp)
     for t in range(c.shape[0]):
-        line = lv[t]
         w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
-        row = np.searchsorted(line, w, side="left")
-        # a candidate of a later block: this block's values equal to it are smaller keys
-        # too. Only where such a value sits at ``row`` (rare but for repeated values) is
-        # the right side searched again.
-        later = np.flatnonzero((ci > i) & (row < line.size))
-        if later.size:
-            at = line[row[later]]
-            tied = at == w[later]
-            if w.dtype.kind in "fc":
-                tied |= np.isnan(at) & np.isnan(w[later])  # NaNs sort as equals
-            later = later[tied]
-            row[later] = np.searchsorted(line, w[later], side="right")
+        # a candidate of a later block: this block's values equal to it are smaller keys too
+        row = search(lv[t], w, ci > i)
         row[ci == i] = cp[ci == i]
         out[t] = row
     return out
+
+
+def counts_block(
+    op: SampleSortStage,
+    out: Region,
+    lv: np.ndarray,
+    s: np.ndarray,
+    c: np.ndarray,
+    search: Search = search_rows,
+) -> np.ndarray:
+    """Block ``out`` of the counts stage (inputs: its block of L, the samples, the candidates)."""
+    ax = op.axis
+    lines = (_lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
+    got = _counts(op, out[ax].start, *lines, search)
+    return _unlines(got[:, None, :], lv, ax, 1)
 
 
 def _brackets(
@@ -191,9 +218,7 @@ def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.n
     if part == "ranks":
         return a[0].sum(axis=ax).astype(np.intp)
     if part == "counts":
-        lv, s, c = a
-        got = _counts(op, out[ax].start, _lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
-        return _unlines(got[:, None, :], lv, ax, 1)
+        return counts_block(op, out, *a)
     if part == "brackets":
         lv, nrow, ranks = (_lines(v, ax, q) for v, q in zip(a, (1, 2, 1)))
         got = _brackets(op, out[ax].start, out[ax + 1], lv, nrow, ranks, expr.dtype)
