@@ -207,7 +207,8 @@ def test_no_task_reads_more_than_its_block_in_two_dimensions():
 
 def test_exchange_partials_placed_on_block_owners():
     """On 4 workers: each exchange partial runs where its sorted block lives, and the slices
-    of one output block are combined once per worker, then once on the block's owner."""
+    of one output block are combined once per worker, then by the finalize on the block's
+    owner (no combined state of the whole block before it)."""
     from lazyarr.graph import build
     from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
     from lazyarr.optimize.plan import Plan
@@ -227,8 +228,12 @@ def test_exchange_partials_placed_on_block_owners():
     out_owner = graph.stages[si].worker.ravel()
     for j in range(8):
         steps = [t for t in tasks if t.kind == TaskKind.COMBINE and t.index == (j,)]
-        crossing = [t for t in steps if len({graph.tasks[d].worker for d in t.deps}) > 1]
-        assert len(crossing) == 1 and crossing[0].worker == out_owner[j]
+        assert all(len({graph.tasks[d].worker for d in t.deps}) == 1 for t in steps)
+        (final,) = [t for t in tasks if t.kind == TaskKind.FINALIZE and t.index == (j,)]
+        assert final.worker == out_owner[j]
+        # one value per worker holding parts of block j
+        part_ws = {t.worker for t in partials if t.index == (j,)}
+        assert sorted(graph.tasks[d].worker for d in final.deps) == sorted(part_ws)
 
 
 def test_gathering_combine_schedule():
