@@ -53,9 +53,10 @@ def stable_values(v: np.ndarray) -> np.ndarray:
 def merge_sorted(pieces: list[np.ndarray], out: np.ndarray) -> np.ndarray:
     """``out`` (1-d): the stably sorted pieces (each in key order, in block order) merged.
 
-    They are gathered into ``out`` and sorted there by NumPy's fastest sort
-    (with AVX-512 it sorts a block about 4x faster than a compiled two-way merge
-    of its runs, and 8x faster than a heap over them); the runs of zeros and of
+    They are gathered into ``out`` and sorted there by NumPy's fastest sort: its
+    SIMD sort beats merging the sorted runs (625,000 float64 in 32 runs on an
+    AVX-512 machine: 4.7 ms, against 17 ms for compiled two-way merges of
+    runs and 39 ms for a compiled heap over them). The runs of zeros and of
     NaNs are then put back in block order from each piece's own runs (binary
     searches, no pass over the data).
     """
