@@ -207,7 +207,8 @@ def test_no_task_reads_more_than_its_block_in_two_dimensions():
 
 def test_exchange_partials_placed_on_block_owners():
     """On 4 workers: each exchange partial runs where its sorted block lives, and the slices
-    of one output block are combined once per worker, then once on the block's owner."""
+    of one output block are combined once per worker, then by the finalize on the block's
+    owner (no combined state of the whole block before it)."""
     from lazyarr.graph import build
     from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
     from lazyarr.optimize.plan import Plan
@@ -227,8 +228,12 @@ def test_exchange_partials_placed_on_block_owners():
     out_owner = graph.stages[si].worker.ravel()
     for j in range(8):
         steps = [t for t in tasks if t.kind == TaskKind.COMBINE and t.index == (j,)]
-        crossing = [t for t in steps if len({graph.tasks[d].worker for d in t.deps}) > 1]
-        assert len(crossing) == 1 and crossing[0].worker == out_owner[j]
+        assert all(len({graph.tasks[d].worker for d in t.deps}) == 1 for t in steps)
+        (final,) = [t for t in tasks if t.kind == TaskKind.FINALIZE and t.index == (j,)]
+        assert final.worker == out_owner[j]
+        # one value per worker holding parts of block j
+        part_ws = {t.worker for t in partials if t.index == (j,)}
+        assert sorted(graph.tasks[d].worker for d in final.deps) == sorted(part_ws)
 
 
 def test_gathering_combine_schedule():
@@ -251,6 +256,33 @@ def test_stable_values_keep_signed_zeros_and_nans_in_input_order():
     x = rng.choice(pool, size=40)
     got = la.sort(la.asarray(x, chunks=7)).compute(executor="numpy")
     assert got.tobytes() == np.sort(x, kind="stable").tobytes()
+
+
+def test_merge_sorted_keeps_signed_zeros_and_nans_in_block_order():
+    """Sorted pieces merged bit for bit as a stable sort of their concatenation."""
+    from lazyarr.kernels.reference.samplesort import merge_sorted, stable_values
+
+    rng = np.random.default_rng(1)
+    pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf])
+    for _ in range(50):
+        pieces = [
+            stable_values(rng.choice(pool, size=int(rng.integers(0, 12))))
+            for _ in range(int(rng.integers(1, 5)))
+        ]
+        want = np.sort(np.concatenate(pieces), kind="stable")
+        got = merge_sorted(pieces, np.empty(want.size))
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_signed_zeros_and_nans_across_blocks_bit_for_bit(executor):
+    """Many zeros and NaNs of both signs spread over blocks: the order of a stable sort."""
+    rng = np.random.default_rng(2)
+    x = rng.choice(np.array([0.0, -0.0, np.nan, -np.nan, 2.0, -3.0]), size=300)
+    got = la.sort(la.asarray(x, chunks=37)).compute(executor=executor)
+    assert got.tobytes() == np.sort(x, kind="stable").tobytes()
+    idx = la.argsort(la.asarray(x, chunks=37)).compute(executor=executor)
+    np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
 
 
 @pytest.mark.parametrize(

@@ -50,8 +50,9 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.lower import lower
+from lazyarr.optimize.placement.planner import gathers
 from lazyarr.optimize.plan import Plan, Stage
-from lazyarr.optimize.tasks import TaskGraph, TaskKind
+from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
 from . import dask_stats
 from .base import NullProgress, Progress, RunStats
@@ -74,6 +75,27 @@ _SUFFIX = {
     TaskKind.SOURCE: "-s",
 }
 """Key suffix of a task that is not the one producing its block (parts, steps)."""
+
+
+def _priority(stage: Stage, task: Task) -> int:
+    """Dask priority of ``task`` (higher runs first among a worker's ready tasks; 0: Dask's
+    own order). For a gathering reduction (the sample sort's exchange): partials first, the
+    ``k``-th of every block (they read input block ``k``) before the next ``k``, so each
+    input block is released as soon as it is split; then each worker's steps and the
+    finalizes block by block in the same order everywhere, so the values sent for a block
+    meet on its owner and are merged before the next block's arrive. In Dask's own order a
+    worker held its blocks, the parts and the values of many blocks at once (2.4x its
+    share at 2e7 float64 in 32 blocks on 4 workers)."""
+    if not gathers(stage):
+        return 0
+    numblocks = tuple(len(c) for c in stage.expr.chunks)
+    blocks = int(np.prod(numblocks))
+    if task.kind == TaskKind.PARTIAL:
+        body = stage.expr.op.body_chunks(stage.expr)
+        return blocks + int(np.prod([len(body[a]) for a in stage.expr.op.axes])) - task.part
+    return blocks - int(np.ravel_multi_index(task.index, numblocks))
+
+
 _CONTEXT_FRESH_S = 1.0
 """How long the workers :meth:`DaskExecutor.plan_context` saw stand for the live ones."""
 
@@ -157,10 +179,13 @@ class _Run:
         addr = self.workers[w]
         return addr if addr in self.live else None
 
-    def task(self, fn: Any, *args: Any, key: str, worker: int | None, block: bool) -> TaskRef:
+    def task(
+        self, fn: Any, *args: Any, key: str, worker: int | None, block: bool, priority: int = 0
+    ) -> TaskRef:
         """Task ``key`` = ``fn(*args)`` in this run's graph, restricted to ``worker`` as planned."""
+        loose = self.placement != "hard"
         ref = self.graph.add(
-            key, fn, *args, worker=self.address(worker), loose=self.placement != "hard"
+            key, fn, *args, worker=self.address(worker), loose=loose, priority=priority
         )
         if block:
             self.block_keys[key] = None
@@ -201,6 +226,7 @@ class _Run:
                 key=self.key(stage, task.index, suffix),
                 worker=task.worker if task.worker >= 0 else None,
                 block=is_block[tid],
+                priority=_priority(stage, task),
             )
         kept = {
             graph.stages[o].name: {idx: refs[tid] for idx, tid in graph.blocks_of(o)}

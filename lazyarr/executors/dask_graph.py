@@ -8,10 +8,12 @@ them to the scheduler at once (``Client.get`` on a ``HighLevelGraph``, one
 Worker restrictions are per task, and Dask applies annotations per layer
 of a ``HighLevelGraph`` (the scheduler spreads a layer's annotations over
 its keys): the tasks are grouped into one layer per restriction, each
-``(worker address, others allowed)``, annotated ``{"workers": [address]}``
-plus ``"allow_other_workers": True`` when others may take over, like
-``client.submit(..., workers=[address], allow_other_workers=...)``; tasks
-without a worker go to an unannotated layer.
+``(worker address, others allowed, priority)``, annotated ``{"workers":
+[address]}`` plus ``"allow_other_workers": True`` when others may take
+over, like ``client.submit(..., workers=[address], allow_other_workers=...)``,
+and ``{"priority": p}`` where ``p`` is not 0 (Dask runs the ready tasks of a
+higher priority first); tasks without a worker or priority go to an
+unannotated layer.
 
 Arguments that are futures (blocks scattered or persisted earlier) become
 references (``TaskRef``) to their keys, which the scheduler already holds:
@@ -33,8 +35,9 @@ from distributed import Client, Future
 
 __all__ = ["DaskGraph"]
 
-Group = tuple[str | None, bool]
-"""A layer's restriction: (worker address or None, whether other workers may run it)."""
+Group = tuple[str | None, bool, int]
+"""A layer's restriction: (worker address or None, whether other workers may run it,
+priority)."""
 
 
 class DaskGraph:
@@ -53,17 +56,24 @@ class DaskGraph:
         return key in self._group_of
 
     def add(
-        self, key: str, fn: Callable[..., Any], *args: Any, worker: str | None, loose: bool
+        self,
+        key: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        worker: str | None,
+        loose: bool,
+        priority: int = 0,
     ) -> TaskRef:
         """Task ``key`` = ``fn(*args)``, on ``worker`` (None: anywhere); a reference to it.
 
         ``loose``: other workers may run it too (ignored without a worker).
+        ``priority``: Dask's (higher runs first among ready tasks; 0 by default).
         Arguments that are futures or references (not inside other
         arguments) become dependencies.
         """
         if key in self._group_of:
             raise ValueError(f"task {key!r} is already in the graph")
-        group = (worker, bool(loose)) if worker else (None, False)
+        group = (worker, bool(loose), priority) if worker else (None, False, priority)
         self._layers.setdefault(group, {})[key] = Task(key, fn, *map(self._ref, args))
         self._group_of[key] = group
         return TaskRef(key)
@@ -81,13 +91,15 @@ class DaskGraph:
         deps: dict[str, set[str]] = {}
         for group, tasks in self._layers.items():
             name = names[group]
-            worker, loose = group
-            annotations = None
+            worker, loose, priority = group
+            annotations: dict[str, Any] = {}
             if worker is not None:
-                annotations = {"workers": [worker]}
+                annotations["workers"] = [worker]
                 if loose:
                     annotations["allow_other_workers"] = True
-            layers[name] = MaterializedLayer(tasks, annotations=annotations)
+            if priority:
+                annotations["priority"] = priority
+            layers[name] = MaterializedLayer(tasks, annotations=annotations or None)
             deps[name] = {
                 names[self._group_of[d]]
                 for t in tasks.values()
@@ -97,9 +109,9 @@ class DaskGraph:
         return HighLevelGraph(layers, deps)
 
     def _layer_name(self, group: Group) -> str:
-        worker, loose = group
+        worker, loose, priority = group
         where = "any" if worker is None else f"{worker}-{'soft' if loose else 'hard'}"
-        return f"{self.name}-{where}"
+        return f"{self.name}-{where}" + (f"-p{priority}" if priority else "")
 
     def send(self, client: Client, keys: Sequence[str]) -> dict[str, Future]:
         """Send the graph in one message; futures of ``keys`` (tasks of this graph).

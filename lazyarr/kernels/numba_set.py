@@ -2,8 +2,10 @@
 
 Every map or reduce stage whose members are all elementwise (a fused group,
 a single elementwise op, or a lone reduction of another stage's output)
-gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`);
-everything else runs the NumPy reference kernels. :meth:`NumbaKernels.supports`
+gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`), and
+the sample sort's counts stage a compiled search
+(:mod:`lazyarr.kernels.numba_samplesort`); everything else runs the NumPy
+reference kernels. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
-from lazyarr.kernels import numba_random
+from lazyarr.kernels import numba_random, numba_samplesort
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
@@ -138,6 +140,14 @@ class NumbaKernels:
         return reference
 
     def map(self, stage: Any) -> MapFn:
+        if numba_samplesort.supports(stage) and not self._small(stage):
+            try:
+                fn = numba_samplesort.counts_map(stage, self.options)
+            except CANNOT_COMPILE as e:
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
         if _all_elementwise(stage.members) and not self._small(stage):
             try:
                 fn = map_function(stage.members, stage.input_exprs, self.options)

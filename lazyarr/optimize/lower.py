@@ -302,14 +302,15 @@ class _Lowering:
                 )
                 sizes.append(size)
             owner = self.worker(stage, idx)
+            final = tuple(ids)
             if tree:
-                ids, sizes = self._steps(si, idx, ids, sizes, parts_w[idx].tolist(), owner)
+                ids, sizes, final = self._steps(si, idx, ids, sizes, parts_w[idx].tolist(), owner)
             task = Task(
                 TaskKind.FINALIZE,
                 si,
                 idx,
                 reads.grid.region(idx),
-                tuple(ids) if not tree else (ids[-1],),
+                final,
                 worker=owner,
                 nbytes=reads.block_nbytes(idx),
             )
@@ -317,19 +318,30 @@ class _Lowering:
 
     def _steps(
         self, si: int, idx: Index, ids: list[int], sizes: list[int], part_ws: list, owner: int
-    ) -> tuple[list[int], list[int]]:
-        """The planned combine steps of one block's parts; slots grow as in the schedule."""
+    ) -> tuple[list[int], list[int], tuple[int, ...]]:
+        """The planned combine steps of one block's parts; slots grow as in the schedule.
+
+        Also the tasks whose values make the block: the last step's. A gathering
+        reduction's step on the owner is left to its finalize (a ``FINALIZE`` combines
+        the values it reads): its combined state would be the whole block once more,
+        held beside the parts and the finished block (Dask counted a worker's share
+        again in such states).
+        """
         stage = self.stages[si]
         region = _block_region(stage, idx)
         gather = gathers(stage)
         steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage), gather)
+        final: tuple[int, ...] | None = None
         for j, (*ins, w) in enumerate(steps):
-            size = sum(sizes[a] for a in ins) if gather else max(sizes[a] for a in ins)
             deps = tuple(ids[a] for a in ins)
+            if gather and j == len(steps) - 1 and w == owner:
+                final = deps
+                break
+            size = sum(sizes[a] for a in ins) if gather else max(sizes[a] for a in ins)
             task = Task(TaskKind.COMBINE, si, idx, region, deps, part=j, worker=w, nbytes=size)
             ids.append(self.add(task))
             sizes.append(size)
-        return ids, sizes
+        return ids, sizes, final if final is not None else (ids[-1],)
 
     def _products(self, si: int, stage: Stage) -> None:
         parts_w = stage.placement.parts if _tree(stage) else None  # None: unplaced
@@ -358,7 +370,7 @@ class _Lowering:
             part_ws = [-1] * len(ids) if parts_w is None else parts_w[idx].tolist()
             steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage))
             last_on = steps[-1][-1] if steps else part_ws[0]
-            ids, _ = self._steps(si, idx, ids, [size] * len(ids), part_ws, owner)
+            ids, _, _ = self._steps(si, idx, ids, [size] * len(ids), part_ws, owner)
             if last_on == owner:  # the last part or step is the block, on its owner
                 prod[idx] = ids[-1]
                 continue

@@ -8,6 +8,9 @@ so each kernel computes exactly one block of its stage.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -16,32 +19,54 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, sample_positions
 from lazyarr.kernels.reference.registry import ReduceKernel, register
 
-__all__: list[str] = []
+__all__ = ["Search", "counts_block", "merge_sorted", "search_rows", "stable_values"]
 
 
-def stable_values(v: np.ndarray, in_place: bool = False) -> np.ndarray:
+def _tie_runs(out: np.ndarray) -> tuple[slice, slice]:
+    """The zeros and the NaNs of the sorted float ``out``: the only equal values whose bits
+    may differ (``-0.0``/``0.0``; NaN signs and payloads). Three binary searches."""
+    lo = int(np.searchsorted(out, 0, side="left"))
+    hi = int(np.searchsorted(out, 0, side="right"))
+    return slice(lo, hi), slice(int(np.searchsorted(out, np.nan, side="left")), out.size)
+
+
+def stable_values(v: np.ndarray) -> np.ndarray:
     """``np.sort(v, kind="stable")`` of a 1-d ``v`` by NumPy's fastest sort.
 
     Equal values are identical but for floats' ``-0.0``/``0.0`` and NaNs
-    (payloads, signs): those runs are put back in input order. ``in_place``
-    sorts ``v`` itself (no copy of the block) and returns it.
+    (payloads, signs), whose bits NumPy's SIMD sort does not keep: the runs of
+    zeros and of NaNs are put back in input order. They are found by binary
+    searches in the sorted values, so data without zeros or NaNs costs no pass
+    beyond the sort.
     """
+    out = np.sort(v)
     if v.dtype.kind != "f" or v.size == 0:
-        if in_place:
-            v.sort()
-            return v
-        return np.sort(v)
-    zero = v == 0
-    zeros = v[zero] if zero.any() else None
-    nan = np.isnan(v)
-    nans = v[nan] if nan.any() else None
-    out = v if in_place else v.copy()
+        return out
+    zeros, nans = _tie_runs(out)
+    if zeros.stop > zeros.start:
+        out[zeros] = v[v == 0]
+    if nans.stop > nans.start:
+        out[nans] = v[np.isnan(v)]
+    return out
+
+
+def merge_sorted(pieces: list[np.ndarray], out: np.ndarray) -> np.ndarray:
+    """``out`` (1-d): the stably sorted pieces (each in key order, in block order) merged.
+
+    They are gathered into ``out`` and sorted there by NumPy's fastest sort: its
+    SIMD sort beats merging the sorted runs (625,000 float64 in 32 runs on an
+    AVX-512 machine: 4.7 ms, against 17 ms for compiled two-way merges of
+    runs and 39 ms for a compiled heap over them). The runs of zeros and of
+    NaNs are then put back in block order from each piece's own runs (binary
+    searches, no pass over the data).
+    """
+    np.concatenate(pieces, out=out)
     out.sort()
-    if zeros is not None:
-        lo = int(np.searchsorted(out, 0, side="left"))
-        out[lo : lo + zeros.size] = zeros
-    if nans is not None:
-        out[out.size - nans.size :] = nans
+    if out.dtype.kind != "f" or out.size == 0:
+        return out
+    for which, at in enumerate(_tie_runs(out)):
+        if at.stop > at.start:
+            out[at] = np.concatenate([p[_tie_runs(p)[which]] for p in pieces])
     return out
 
 
@@ -88,30 +113,56 @@ def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) ->
     return np.sort(x, axis=ax, kind="stable")
 
 
+Search = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+"""``(line, w, later) -> rows``: per value of the ascending ``w``, how many elements of the
+sorted ``line`` are below it, or (where ``later``) at or below it. A compiled one is in
+``kernels/numba_samplesort.py``."""
+
+
+def search_rows(line: np.ndarray, w: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """The :data:`Search` by ``np.searchsorted`` (NaN last)."""
+    row = np.searchsorted(line, w, side="left")
+    # only where a value equal to ``w`` sits at ``row`` (rare but for repeated values) is
+    # the right side searched again
+    again = np.flatnonzero(later & (row < line.size))
+    if again.size:
+        at = line[row[again]]
+        tied = at == w[again]
+        if w.dtype.kind in "fc":
+            tied |= np.isnan(at) & np.isnan(w[again])  # NaNs sort as equals
+        again = again[tied]
+        row[again] = np.searchsorted(line, w[again], side="right")
+    return row
+
+
 def _counts(
-    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray
+    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray, search: Search
 ) -> np.ndarray:
     """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
     block, pos = sample_positions(op.rows, op.k)
     out = np.empty(c.shape, dtype=np.intp)
     for t in range(c.shape[0]):
-        line = lv[t]
         w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
-        row = np.searchsorted(line, w, side="left")
-        # a candidate of a later block: this block's values equal to it are smaller keys
-        # too. Only where such a value sits at ``row`` (rare but for repeated values) is
-        # the right side searched again.
-        later = np.flatnonzero((ci > i) & (row < line.size))
-        if later.size:
-            at = line[row[later]]
-            tied = at == w[later]
-            if w.dtype.kind in "fc":
-                tied |= np.isnan(at) & np.isnan(w[later])  # NaNs sort as equals
-            later = later[tied]
-            row[later] = np.searchsorted(line, w[later], side="right")
+        # a candidate of a later block: this block's values equal to it are smaller keys too
+        row = search(lv[t], w, ci > i)
         row[ci == i] = cp[ci == i]
         out[t] = row
     return out
+
+
+def counts_block(
+    op: SampleSortStage,
+    out: Region,
+    lv: np.ndarray,
+    s: np.ndarray,
+    c: np.ndarray,
+    search: Search = search_rows,
+) -> np.ndarray:
+    """Block ``out`` of the counts stage (inputs: its block of L, the samples, the candidates)."""
+    ax = op.axis
+    lines = (_lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
+    got = _counts(op, out[ax].start, *lines, search)
+    return _unlines(got[:, None, :], lv, ax, 1)
 
 
 def _brackets(
@@ -168,9 +219,7 @@ def _block(op: SampleSortStage, expr: Expr, out: Region, *a: np.ndarray) -> np.n
     if part == "ranks":
         return a[0].sum(axis=ax).astype(np.intp)
     if part == "counts":
-        lv, s, c = a
-        got = _counts(op, out[ax].start, _lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
-        return _unlines(got[:, None, :], lv, ax, 1)
+        return counts_block(op, out, *a)
     if part == "brackets":
         lv, nrow, ranks = (_lines(v, ax, q) for v, q in zip(a, (1, 2, 1)))
         got = _brackets(op, out[ax].start, out[ax + 1], lv, nrow, ranks, expr.dtype)
@@ -192,14 +241,17 @@ block ``i`` its slice of every line."""
 
 def _partial(op: Exchange, expr: Expr, arrays: tuple, region: Region, in_shape: Any) -> State:
     ax = op.axis
-    o = _lines(arrays[-1], ax, 2)  # lines x (nb, 2)
     first = arrays[0]
     batch = first.shape[:ax] + first.shape[ax + 1 :]
     rows = region[ax + 1]
     width = op.rows[region[ax].start]
     if rows.stop <= rows.start:
         return batch, width, {}
-    i = int(np.searchsorted(np.cumsum(op.rows), rows.start, side="right"))
+    i = bisect.bisect_right(list(accumulate(op.rows)), rows.start)  # the body block: L_i's rows
+    if first.ndim == 1:  # one line: its slice, a view (1,024 of these tasks at 32 blocks)
+        lo, hi = arrays[-1][i]
+        return batch, width, {i: [tuple(v[lo:hi] for v in arrays[:-1])]}
+    o = _lines(arrays[-1], ax, 2)  # lines x (nb, 2)
     lines = [_lines(v, ax, 1) for v in arrays[:-1]]
     pieces = [
         tuple(np.ascontiguousarray(v[t, o[t, i, 0] : o[t, i, 1]]) for v in lines)
@@ -238,8 +290,7 @@ def _merge(op: Exchange, expr: Expr, state: State, into: np.ndarray | None) -> n
             continue
         if not op.arg:
             # runs in block order, sorted where they land: ties by (block, position)
-            np.concatenate([p[0] for p in pieces], out=flat[t])
-            stable_values(flat[t], in_place=True)
+            merge_sorted([p[0] for p in pieces], flat[t])
             continue
         order = np.argsort(np.concatenate([p[0] for p in pieces]), kind="stable")
         np.take(np.concatenate([p[1] for p in pieces]), order, out=flat[t])
