@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 
 import lazyarr as la
 from lazyarr import api
+from lazyarr._array import wrap
 from lazyarr.graph import build
+from lazyarr.graph.ops.tsqr import panel_bounds, panel_count
+from lazyarr.graph.ops.tsqr import tsqr as graph_tsqr
 from lazyarr.optimize.pipeline import PASSES, PassContext, optimize
 from lazyarr.optimize.plan import Plan
 
@@ -67,6 +70,31 @@ def test_tsqr_reconstructs_and_keeps_row_blocks(rows, executor):
     check_qr(x, got_q, got_r)
 
 
+def test_panels_split_blocks_evenly_and_only_large_ones():
+    assert panel_count(62_500, 50, 8) == 23  # panels of about 1 MiB (2,717 rows)
+    assert panel_count(5_000, 50, 8) == 1  # under two panels: one QR
+    assert panel_count(20_000, 200, 8) == 12  # at least PANEL_MIN * n rows each
+    assert panel_count(10, 10, 8, panel_bytes=1) == 1
+    assert panel_bounds(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    assert panel_bounds(5, 1) == [(0, 5)]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+@pytest.mark.parametrize(
+    "rows", [(100, 64, 16), (40,) * 18 + (97,)]
+)  # panels of 16 rows (8 * n): 6, 4, 1 panels; the second also a tree
+def test_tsqr_over_row_panels_of_each_block(rows, dtype, executor):
+    x = tall(sum(rows), 2, seed=len(rows), dtype=dtype)
+    a = la.asarray(x, chunks=(rows, 2))
+    q, r = (wrap(e) for e in graph_tsqr(a._expr, panel_bytes=1))
+    assert q.chunks == (rows, (2,))
+    got_q, got_r = compute(q, r, executor=executor)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    assert got_q.dtype == dtype and got_r.dtype == dtype
+    check_qr(x.astype(np.complex128 if dtype == np.complex128 else np.float64), got_q, got_r, rtol)
+
+
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_qr_of_tall_array_keeps_the_row_chunks(executor):
     x = tall(400, 20, seed=1)
@@ -106,9 +134,10 @@ def test_short_blocks_raise_in_tsqr_and_fall_back_in_qr():
 def test_hypothesis_uneven_row_blocks(data):
     n = data.draw(st.integers(1, 6))
     nb = data.draw(st.integers(1, 6))
-    rows = tuple(data.draw(st.lists(st.integers(n, n + 7), min_size=nb, max_size=nb)))
+    rows = tuple(data.draw(st.lists(st.integers(n, 20 * n + 7), min_size=nb, max_size=nb)))
     x = tall(sum(rows), n, seed=data.draw(st.integers(0, 100)))
-    q, r = la.linalg.tsqr(la.asarray(x, chunks=(rows, n)))
+    panel_bytes = data.draw(st.sampled_from([1, 100, 10**6]))  # many, a few or one panel
+    q, r = (wrap(e) for e in graph_tsqr(la.asarray(x, chunks=(rows, n))._expr, 16, panel_bytes))
     assert q.chunks[0] == rows
     check_qr(x, *compute(q, r, executor=data.draw(st.sampled_from(EXECUTORS))))
 
