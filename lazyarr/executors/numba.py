@@ -44,6 +44,7 @@ from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
 from .base import NullProgress, Progress, RunStats
+from .blas import blas_threads_for
 from .blockwork import StageCode, direct_readers, getter, run_task
 from .numpy import NumpyExecutor
 from .taskpool import run_graph
@@ -344,9 +345,10 @@ class NumbaExecutor:
         failed = True
         progress.start(graph.nblocks)
         try:
-            peak, seconds, blocks, at_once = run_graph(
-                graph, run.run, run.values, keep, pool, threads, progress, live, **bound
-            )
+            with blas_threads_for(threads):
+                peak, seconds, blocks, at_once = run_graph(
+                    graph, run.run, run.values, keep, pool, threads, progress, live, **bound
+                )
             failed = False
         finally:
             if pool is not None:
