@@ -150,10 +150,8 @@ LAZY = {"lazyarr numba": "numba", "lazyarr numpy": "numpy", "lazyarr dask": "das
 DA_THREADS = "dask.array threads"
 DA_DIST = "dask.array distributed"
 SYSTEMS = (NUMPY, *LAZY, DA_THREADS, DA_DIST)
-PHASES = (
-    (NUMPY, "lazyarr numba", "lazyarr numpy", DA_THREADS),
-    ("lazyarr dask", DA_DIST),
-)
+DISTRIBUTED = ("lazyarr dask", DA_DIST)
+PHASES = (tuple(s for s in SYSTEMS if s not in DISTRIBUTED), DISTRIBUTED)
 """Systems in this process run first, every workload, before the LocalCluster starts: its
 scheduler runs in this process (an event-loop thread that takes the GIL) and its workers
 take CPU, a load that would be charged to the in-process systems' per-block cost."""

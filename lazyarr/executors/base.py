@@ -8,6 +8,7 @@ computed (a :class:`~lazyarr.graph.ops.BlockStore`).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -16,7 +17,13 @@ import numpy as np
 from lazyarr.graph.ops import BlockStore
 from lazyarr.optimize.plan import Plan
 
-__all__ = ["Executor", "NullProgress", "Progress", "RunStats"]
+__all__ = ["Executor", "NullProgress", "Progress", "RunStats", "available_cores"]
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the OS has one)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, n or 1)
 
 
 class Progress(Protocol):

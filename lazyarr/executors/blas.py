@@ -10,10 +10,11 @@ each. Dask workers set the same limit on their own.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from .base import available_cores
 
 __all__ = ["blas_threads_for"]
 
@@ -37,6 +38,5 @@ def blas_threads_for(pool_threads: int) -> Iterator[None]:
     if pool_threads <= 1:
         yield
         return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    with _controller().limit(limits=max(1, (cores or 1) // pool_threads), user_api="blas"):
+    with _controller().limit(limits=max(1, available_cores() // pool_threads), user_api="blas"):
         yield

@@ -220,20 +220,13 @@ def getter(
     return get
 
 
-def _combine(code: StageCode, a: Any, b: Any) -> Any:
-    stage = code.stage
-    if stage.kind == "reduce":
-        return code.reduction.combine(stage.expr.op, a, b)
-    return np.add(a, b)
-
-
 def _combine_all(code: StageCode, values: Sequence[Any]) -> Any:
     """The partial states or products ``values`` combined as one balanced tree."""
     stage = code.stage
     if stage.kind == "reduce":
-        pairwise = code.reduction.pairwise
-        ufunc = pairwise(stage.expr.op) if pairwise is not None else None
-        return tree_combine(list(values), lambda a, b: _combine(code, a, b), ufunc)
+        kernel, op = code.reduction, stage.expr.op
+        ufunc = kernel.pairwise(op) if kernel.pairwise is not None else None
+        return tree_combine(list(values), lambda a, b: kernel.combine(op, a, b), ufunc)
     return tree_combine(list(values), np.add, np.add)
 
 

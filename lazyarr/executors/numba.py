@@ -22,7 +22,6 @@ new one and leaves no thread behind.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -43,7 +42,7 @@ from lazyarr.optimize.memory import in_flight_budget
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
-from .base import NullProgress, Progress, RunStats
+from .base import NullProgress, Progress, RunStats, available_cores
 from .blas import blas_threads_for
 from .blockwork import StageCode, direct_readers, getter, run_task
 from .numpy import NumpyExecutor
@@ -84,9 +83,7 @@ def compile_threshold() -> int:
 
 def _threads() -> int:
     n = config.get("numba.threads")
-    if n is None:
-        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, int(n or 1))
+    return available_cores() if n is None else max(1, int(n or 1))
 
 
 class _Joint:

@@ -278,12 +278,7 @@ class _Inputs:
                     a = np.asarray(a)
                 if a.dtype != want:
                     a = a.astype(want)
-                if a.flags.c_contiguous:  # a block of its own, read from its start
-                    buf = a.reshape(-1)
-                    buf.flags.writeable = False
-                    off, st = 0, _c_strides(a.shape)
-                else:
-                    buf, off, st = _flat(a)
+                buf, off, st = _flat(a)
             bufs.append(buf)
             offsets.append(off)
             strides.append(self._aligned(k, st))

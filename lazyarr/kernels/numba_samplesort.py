@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.expr import Region
 from lazyarr.graph.ops.samplesort import SampleSortStage
 from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Arg, Kernel
 from lazyarr.kernels.emit_ops import Unsupported
 from lazyarr.kernels.reference.samplesort import Search, counts_block
-from lazyarr.kernels.sets import GetRegion, MapFn
+from lazyarr.kernels.sets import MapFn, op_map
 
 __all__ = ["counts_map", "search_function", "supports"]
 
@@ -104,12 +103,5 @@ def counts_map(stage: Any, options: Options) -> MapFn:
     """The counts stage's block function (``supports(stage)`` must hold) with the search
     compiled."""
     expr = stage.expr
-    op = expr.op
     search = search_function(expr.inputs[0].dtype, options)
-
-    def run(out: Region, get: GetRegion) -> np.ndarray:
-        regions = op.regions(expr, out)
-        arrays = [get(i, tuple(r)) for i, r in enumerate(regions)]
-        return counts_block(op, out, *arrays, search=search)
-
-    return run
+    return op_map(expr, lambda op, _, out, *arrays: counts_block(op, out, *arrays, search=search))

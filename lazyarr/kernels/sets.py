@@ -39,6 +39,7 @@ __all__ = [
     "ProductFn",
     "ReferenceKernels",
     "SourceFn",
+    "op_map",
 ]
 
 GetRegion = Callable[[int, Region], np.ndarray]
@@ -68,6 +69,18 @@ class KernelSet(Protocol):
     def supports(self, expr: Expr) -> bool: ...
 
 
+def op_map(expr: Expr, fn: Callable[..., np.ndarray]) -> MapFn:
+    """The block function of a one-op map stage: ``fn(op, expr, out, *inputs)`` over the
+    input regions the op's rule says block ``out`` reads."""
+    op = expr.op
+
+    def run(out: Region, get: GetRegion) -> np.ndarray:
+        regions = op.regions(expr, out)
+        return fn(op, expr, out, *(get(i, tuple(r)) for i, r in enumerate(regions)))
+
+    return run
+
+
 class ReferenceKernels:
     """NumPy kernels for every stage: the registered op kernels and the fused interpreter."""
 
@@ -90,13 +103,7 @@ class ReferenceKernels:
         if stage.fused:
             members, inputs = stage.members, stage.input_exprs
             return lambda out, get: evaluate(members, inputs, out, get)
-        fn = kernel_for(expr.op)
-
-        def run(out: Region, get: GetRegion) -> np.ndarray:
-            regions = expr.op.regions(expr, out)
-            return fn(expr.op, expr, out, *(get(i, tuple(r)) for i, r in enumerate(regions)))
-
-        return run
+        return op_map(expr, kernel_for(expr.op))
 
     def partial(self, stage: Any) -> PartialFn:
         expr = stage.expr
