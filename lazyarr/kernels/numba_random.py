@@ -1,22 +1,32 @@
-"""Uniform random blocks drawn by a compiled Philox4x64-10: no generator object per block.
+"""Random blocks drawn by a compiled Philox4x64-10: every region, any size, no generator object.
 
-The reference kernel (``reference/creation.py``) draws a block's words from
-NumPy's ``Philox`` by setting a per-thread generator's state, then converts
-them with NumPy: about 13 µs of fixed cost per block, most of a 100-element
-block's time. This kernel computes the same words (``reference/philox.py``
-fixes which words an element owns: word ``w`` is output ``w % 4`` of counter
-``w // 4 + 1``) and converts them in one compiled call, so a block costs a
-call plus its own words (about 10 ns per element, so only regions of up to
-:data:`COMPILED_MAX_ELEMENTS` use it). Larger regions that are one run of flat
-indices take NumPy's C Philox words a piece at a time and convert them with a
-compiled loop that releases the GIL (:func:`stream_source`). Values are
-bit-identical to the reference kernel's (``tests/kernels/test_numba_random.py``);
-only ``random`` draws (float64 and float32) over plain regions are compiled,
-everything else stays with the reference kernel.
+``reference/philox.py`` fixes which words an element owns (word ``w`` is
+output ``w % 4`` of counter ``w // 4 + 1``, NumPy's ``Philox`` stepping its
+counter first) and the reference kernel (``reference/creation.py``) draws
+them from NumPy's C ``Philox`` and converts them with NumPy. This kernel
+computes the same words and converts them in one compiled, GIL-free loop
+that writes the block: values are bit-identical to the reference kernel's
+(``tests/kernels/test_numba_random.py``), for every region of every shape.
+
+Philox multiplies 64 by 64 bits into 128. Numba has no 128-bit integer, so
+the kernel's source defines :func:`_mul128`, a Numba intrinsic that emits
+LLVM's ``mul i128`` (one ``mul``/``mulx`` instruction on x86-64); splitting
+each product into four 32-bit ones, as plain uint64 arithmetic must, made
+the kernel 2.3x slower. Measured per float64 on one core of the 2-core
+Xeon (AVX-512) this was written on, into a block in cache: this kernel
+4.1 ns, NumPy's ``Philox`` words alone 9.3-10 ns (plus the conversion), and
+NumPy's ``PCG64`` ``Generator.random`` (what dask.array draws) 4.2-4.5 ns.
+
+Compiled draws: ``random`` (float64, float32), ``uniform`` with scalar
+bounds (float64, float32) and ``integers`` (signed and unsigned integer
+dtypes), over plain regions (no slice window). Everything else (the
+two-word normals, whose ``log``/``sin`` NumPy computes with its own SIMD
+routines, and the rejection samplers) stays with the reference kernel.
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -27,85 +37,104 @@ from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Arg, Kernel
 from lazyarr.kernels.reference import philox
 
-__all__ = [
-    "COMPILED_MAX_ELEMENTS",
-    "STREAM_PIECE_WORDS",
-    "by_size",
-    "random_source",
-    "stream_source",
-    "supports",
-]
+__all__ = ["random_source", "supports"]
 
 Source = Callable[[Region], np.ndarray]
 
 # The block's runs (philox.Runs) travel as one int64 array: start, run, then
-# (count, stride) of each outer axis, in C order.
+# (count, stride) of each outer axis, in C order. ``params`` are the
+# distribution's two scalars (see ``_params``).
 _SOURCE = '''
-_M32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
+from llvmlite import ir as _ir
+from numba import types as _types
+from numba.extending import intrinsic as _intrinsic
+
 _M0 = np.uint64(0xD2E7470EE14C6C93)
 _M1 = np.uint64(0xCA5A826395121157)
 _W0 = np.uint64(0x9E3779B97F4A7C15)
 _W1 = np.uint64(0xBB67AE8584CAA73B)
+_ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _TWO = np.uint64(2)
 _THREE = np.uint64(3)
+_FOUR = np.uint64(4)
+
+
+@_intrinsic
+def _mul128(typingctx, a, b):
+    """The 128-bit product of two uint64 as (high, low) words: LLVM's ``mul i128``."""
+    sig = _types.UniTuple(_types.uint64, 2)(_types.uint64, _types.uint64)
+
+    def codegen(context, builder, signature, args):
+        wide = _ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        hi = builder.trunc(builder.lshr(p, _ir.Constant(wide, 64)), _ir.IntType(64))
+        lo = builder.trunc(p, _ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, (hi, lo))
+
+    return sig, codegen
 
 
 @njit(inline="always")
-def _mulhi(a, b):
-    """High 64 bits of the 128-bit product of two uint64."""
-    ah, al = a >> _S32, a & _M32
-    bh, bl = b >> _S32, b & _M32
-    hl, lh = ah * bl, al * bh
-    mid = ((al * bl) >> _S32) + (hl & _M32) + (lh & _M32)
-    return ah * bh + (hl >> _S32) + (lh >> _S32) + (mid >> _S32)
-
-
-@njit(inline="always")
-def _block(k0, k1, counter, words):
-    """The four words of Philox4x64-10 at ``counter + 1`` (NumPy steps first)."""
-    c0 = counter + _ONE
-    c1 = _ONE if c0 == np.uint64(0) else np.uint64(0)
-    c2 = np.uint64(0)
-    c3 = np.uint64(0)
+def _counter(k0, k1, c):
+    """The four words of Philox4x64-10 at counter ``c + 1`` (NumPy steps first)."""
+    c0 = c + _ONE
+    c1 = _ONE if c0 == _ZERO else _ZERO
+    c2 = _ZERO
+    c3 = _ZERO
     for _ in range(10):
-        hi0, lo0 = _mulhi(c0, _M0), c0 * _M0
-        hi1, lo1 = _mulhi(c2, _M1), c2 * _M1
+        hi0, lo0 = _mul128(c0, _M0)
+        hi1, lo1 = _mul128(c2, _M1)
         c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
         k0 = k0 + _W0
         k1 = k1 + _W1
-    words[0] = c0
-    words[1] = c1
-    words[2] = c2
-    words[3] = c3
+    return c0, c1, c2, c3
+
+
+@njit(inline="always")
+def _value(v, p0, p1):
+    return {convert}
+
+
+@njit(inline="always")
+def _run(k0, k1, w, n, p0, p1, out, i):
+    """Elements ``w .. w + n - 1`` (flat indices, one word each) into ``out[i:]``."""
+    end = w + np.uint64(n)
+    while w < end:
+        c = w >> _TWO
+        x = _counter(k0, k1, c)
+        if (w & _THREE) == _ZERO and w + _FOUR <= end:
+            out[i] = _value(x[0], p0, p1)
+            out[i + 1] = _value(x[1], p0, p1)
+            out[i + 2] = _value(x[2], p0, p1)
+            out[i + 3] = _value(x[3], p0, p1)
+            i += 4
+            w += _FOUR
+            continue
+        stop = min(end, (c + _ONE) << _TWO)
+        while w < stop:
+            out[i] = _value(x[w & _THREE], p0, p1)
+            i += 1
+            w += _ONE
+    return i
 
 
 @njit(nogil=True)
-def {name}(key, runs, out):
+def {name}(key, runs, params, out):
     k0, k1 = key[0], key[1]
+    p0, p1 = params[0], params[1]
     start, run = runs[0], runs[1]
     n_outer = (runs.shape[0] - 2) // 2
     rows = 1
     for a in range(n_outer):
         rows *= runs[2 + 2 * a]
-    words = np.empty(4, np.uint64)
     pos = np.zeros(max(n_outer, 1), np.int64)
-    held = np.uint64(0xFFFFFFFFFFFFFFFF)  # the counter whose words are in ``words``
     i = 0
     for _row in range(rows):
         first = start
         for a in range(n_outer):
             first += pos[a] * runs[3 + 2 * a]
-        for j in range(run):
-            w = np.uint64(first + j)
-            c = w >> _TWO
-            if c != held:
-                _block(k0, k1, c, words)
-                held = c
-            v = words[w & _THREE]
-            out[i] = {convert}
-            i += 1
+        i = _run(k0, k1, np.uint64(first), run, p0, p1, out, i)
         for a in range(n_outer - 1, -1, -1):  # the next row, C order
             pos[a] += 1
             if pos[a] < runs[2 + 2 * a]:
@@ -113,104 +142,65 @@ def {name}(key, runs, out):
             pos[a] = 0
 '''
 
-_CONVERT = {
-    # bit-identical to reference/distributions._random
-    np.dtype(np.float64): "np.float64(v >> np.uint64(11)) * 1.1102230246251565e-16",
-    np.dtype(np.float32): "np.float32(v >> np.uint64(40)) * np.float32(5.960464477539063e-08)",
+_UNIT = "(np.float64(v >> np.uint64(11)) * 1.1102230246251565e-16)"
+_INTEGER = "(v if p0 == _ZERO else _mul128(v, p0)[0]) + p1"
+_INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+_CONVERT: dict[tuple[str, str], str] = {
+    # each bit-identical to reference/distributions.py's conversion
+    ("random", "float64"): _UNIT,
+    ("random", "float32"): "np.float32(v >> np.uint64(40)) * np.float32(5.960464477539063e-08)",
+    ("uniform", "float64"): f"p0 + p1 * {_UNIT}",
+    ("uniform", "float32"): f"np.float32(p0 + p1 * {_UNIT})",
+    # low + floor(v * r / 2**64) in uint64 (r = 2**64 passed as 0), wrapped into the dtype
+    **{("integers", d): f"np.{d}({_INTEGER})" for d in _INTEGERS},
 }
 
-
-COMPILED_MAX_ELEMENTS = 768
-"""Regions up to this many elements are drawn by the compiled kernel, bigger ones by the
-reference kernel. Measured per region (1-d, float64): compiled 3.4 / 7.1 / 11.7 / 42 µs
-for 100 / 512 / 1,024 / 4,096 elements, reference 6.9 / 9.0 / 11.1 / 24 µs: NumPy's
-C Philox multiplies in 128 bits where this one splits each product into four 32-bit ones,
-so the compiled kernel only wins where the reference's fixed cost dominates."""
-
-
-STREAM_PIECE_WORDS = 1 << 16
-"""Words a large region draws from NumPy's Philox at a time before the compiled
-conversion writes them into the block (512 KiB: the words stay in cache)."""
-
-_CONVERT_SOURCE = """
-@njit(nogil=True)
-def {name}(words, out):
-    for i in range(out.shape[0]):
-        v = words[i]
-        out[i] = {convert}
-"""
-
-
-def by_size(compiled: Source, large: Source) -> Source:
-    """A source that draws regions of up to ``COMPILED_MAX_ELEMENTS`` with ``compiled``
-    and larger ones with ``large`` (both give the same values)."""
-
-    def draw(out: Region) -> np.ndarray:
-        n = 1
-        for sl in out:
-            n *= sl.stop - sl.start
-        return compiled(out) if n <= COMPILED_MAX_ELEMENTS else large(out)
-
-    return draw
+_PARAM_DTYPE = {"random": "float64", "uniform": "float64", "integers": "uint64"}
 
 
 def supports(expr: Expr) -> bool:
-    """Whether ``expr`` is a source this kernel draws (``random`` float draws, no window)."""
+    """Whether ``expr`` is a draw this kernel computes (see the module docstring)."""
     op = expr.op
-    return (
-        isinstance(op, Random)
-        and op.dist == "random"
-        and op.window is None
-        and expr.dtype in _CONVERT
+    if not isinstance(op, Random) or op.window is not None:
+        return False
+    if (op.dist, np.dtype(expr.dtype).name) not in _CONVERT:
+        return False
+    return op.dist != "uniform" or all(isinstance(a, numbers.Real) for a in op.args)
+
+
+def _params(op: Random) -> np.ndarray:
+    """The two scalars the conversion reads, as the reference computes them."""
+    if op.dist == "uniform":
+        low, high = op.args
+        # NumPy converts each operand to float64 where it meets the float64 words
+        return np.array([np.float64(low), np.float64(high - low)], np.float64)
+    if op.dist == "integers":
+        low, high = op.args[0], op.args[1]
+        r = high - low + (1 if len(op.args) > 2 and op.args[2] else 0)
+        return np.array([r % (1 << 64), low % (1 << 64)], np.uint64)
+    return np.zeros(2, np.float64)
+
+
+def _kernel(dist: str, dtype: np.dtype) -> Kernel:
+    name = f"philox_{dist}_{dtype.name}"
+    source = _SOURCE.replace("{name}", name).replace("{convert}", _CONVERT[dist, dtype.name])
+    args = (
+        Arg("key", "uint64", readonly=True),
+        Arg("runs", "int64", readonly=True),
+        Arg("params", _PARAM_DTYPE[dist], readonly=True),
+        Arg("out", dtype.name),
     )
-
-
-def _kernel(dtype: np.dtype) -> Kernel:
-    name = f"philox_random_{dtype.name}"
-    source = _SOURCE.replace("{name}", name).replace("{convert}", _CONVERT[dtype])
-    args = (Arg("key", "uint64", readonly=True), Arg("runs", "int64"), Arg("out", dtype.name))
-    return Kernel(source=source, args=args, n_inputs=2, name=name)
-
-
-def _converter(dtype: np.dtype) -> Kernel:
-    name = f"philox_words_to_{dtype.name}"
-    source = _CONVERT_SOURCE.replace("{name}", name).replace("{convert}", _CONVERT[dtype])
-    args = (Arg("words", "uint64", readonly=True), Arg("out", dtype.name))
-    return Kernel(source=source, args=args, n_inputs=1, name=name)
-
-
-def stream_source(expr: Expr, options: Options, reference: Source) -> Source:
-    """``region -> block`` for large regions: NumPy's C Philox draws the words a piece at
-    a time and a compiled, GIL-free loop converts each piece into the block. The
-    reference kernel's NumPy conversion makes two temporaries per piece and holds the
-    GIL between them: two threads drawing 1 MiB blocks ran only 1.3x faster than one.
-    Regions that are not one run of flat indices (a 2-d block narrower than its array)
-    go to ``reference``. Values equal the reference kernel's."""
-    dtype = np.dtype(expr.dtype)
-    fn = compile_kernel(_converter(dtype), options)
-    key = philox.key(expr.op.seed)
-    shape = expr.shape
-
-    def draw(out: Region) -> np.ndarray:
-        r = philox.runs(shape, out)
-        if r.outer:
-            return reference(out)
-        block = np.empty(tuple(sl.stop - sl.start for sl in out), dtype)
-        flat = block.reshape(-1)
-        for lo in range(0, flat.size, STREAM_PIECE_WORDS):
-            hi = min(flat.size, lo + STREAM_PIECE_WORDS)
-            fn(philox.stream(key, r.start + lo, hi - lo), flat[lo:hi])
-        return block
-
-    return draw
+    return Kernel(source=source, args=args, n_inputs=3, name=name)
 
 
 def random_source(expr: Expr, options: Options) -> Source:
     """The compiled source function of ``expr`` (``supports(expr)`` must hold):
     ``region -> block``, values equal to the reference kernel's."""
     dtype = np.dtype(expr.dtype)
-    fn = compile_kernel(_kernel(dtype), options)
+    fn = compile_kernel(_kernel(expr.op.dist, dtype), options)
     key = philox.key(expr.op.seed)
+    params = _params(expr.op)
     shape = expr.shape
 
     def draw(out: Region) -> np.ndarray:
@@ -218,7 +208,7 @@ def random_source(expr: Expr, options: Options) -> Source:
             (sl,) = out
             block = np.empty(sl.stop - sl.start, dtype)
             if block.size:
-                fn(key, np.array((sl.start, block.size), np.int64), block)
+                fn(key, np.array((sl.start, block.size), np.int64), params, block)
             return block
         _, start, run, outer = philox.runs(shape, out)
         block = np.empty(tuple(sl.stop - sl.start for sl in out), dtype)
@@ -227,7 +217,7 @@ def random_source(expr: Expr, options: Options) -> Source:
             spec[0], spec[1] = start, run
             for a, (c, st) in enumerate(outer):
                 spec[2 + 2 * a], spec[3 + 2 * a] = c, st
-            fn(key, spec, block.reshape(-1))
+            fn(key, spec, params, block.reshape(-1))
         return block
 
     return draw

@@ -4,7 +4,8 @@ Every map or reduce stage whose members are all elementwise (a fused group,
 a single elementwise op, or a lone reduction of another stage's output)
 gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`), and
 the sample sort's counts stage a compiled search
-(:mod:`lazyarr.kernels.numba_samplesort`); everything else runs the NumPy
+(:mod:`lazyarr.kernels.numba_samplesort`), top-k partials a compiled filter
+(:mod:`lazyarr.kernels.numba_topk`); everything else runs the NumPy
 reference kernels. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
@@ -24,7 +25,7 @@ from typing import Any
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
-from lazyarr.kernels import numba_random, numba_samplesort
+from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
@@ -125,19 +126,16 @@ class NumbaKernels:
         return self.generate(stage.expr)
 
     def generate(self, expr: Expr) -> SourceFn:
-        """Regions of the source ``expr``: uniform random draws compiled, others NumPy's."""
-        reference = self.reference.generate(expr)
+        """Regions of the source ``expr``: uniform and integer random draws compiled
+        (:mod:`~lazyarr.kernels.numba_random`), others NumPy's."""
         if numba_random.supports(expr) and expr.nbytes >= self.min_bytes:
             try:
-                compiled = numba_random.random_source(expr, self.options)
-                large = numba_random.stream_source(expr, self.options, reference)
+                return numba_random.random_source(expr, self.options)
             except CANNOT_COMPILE as e:
                 reason = f"{type(e).__name__}: {e}"
                 self.fallbacks[expr.key] = reason
                 _warn_once(reason)
-            else:
-                return numba_random.by_size(compiled, large)
-        return reference
+        return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:
         if numba_samplesort.supports(stage) and not self._small(stage):
@@ -159,6 +157,14 @@ class NumbaKernels:
         return self.reference.map(stage)
 
     def partial(self, stage: Any) -> PartialFn:
+        if numba_topk.supports(stage) and not self._small(stage):
+            try:
+                fn = numba_topk.partial_function(stage, self.options)
+            except CANNOT_COMPILE as e:
+                self._fallback(stage, e)
+            else:
+                self.compiled.append(stage.name)
+                return fn
         body = stage.members[:-1]
         if isinstance(stage.expr.op, Reduce) and _all_elementwise(body) and not self._small(stage):
             try:

@@ -1,4 +1,4 @@
-"""The compiled uniform random source against the NumPy reference kernel: bit-identical.
+"""The compiled random source (floats, integers) against the reference kernel: bit-identical.
 
 Both draw each element from the Philox words at its own flat index, so every
 region of every shape must give exactly the reference's values, whichever
@@ -61,6 +61,7 @@ def test_far_positions_and_counter_boundaries():
 
 def test_other_draws_are_left_to_the_reference_kernel():
     assert not numba_random.supports(la.random.normal(size=(4,), seed=1)._expr)
+    assert not numba_random.supports(la.random.poisson(3.0, size=(4,), seed=1)._expr)
     assert not numba_random.supports(la.random.random((4, 5), seed=1).T._expr)
     assert not numba_random.supports(la.ones(3)._expr)
     flipped = la.random.random((10,), seed=1)[::-1]
@@ -69,7 +70,7 @@ def test_other_draws_are_left_to_the_reference_kernel():
     assert windowed and not any(numba_random.supports(e) for e in windowed)
 
 
-def test_numba_kernel_set_compiles_uniform_sources_only_above_the_threshold():
+def test_numba_kernel_set_compiles_random_sources_only_above_the_threshold():
     expr = _expr((1000,))
     fast = NumbaKernels(Options(), min_bytes=0).generate(expr)
     slow = NumbaKernels(Options(), min_bytes=10**9).generate(expr)
@@ -77,35 +78,58 @@ def test_numba_kernel_set_compiles_uniform_sources_only_above_the_threshold():
     r = (slice(3, 997),)
     np.testing.assert_array_equal(fast(r), ref(r))
     np.testing.assert_array_equal(slow(r), ref(r))
-    assert fast.__qualname__.startswith("by_size")
-    assert not slow.__qualname__.startswith("by_size")
-    # big regions: NumPy's words, converted by the compiled loop; same values
-    big = NumbaKernels(Options(), min_bytes=0).generate(_expr((5000,)))
-    r = (slice(0, numba_random.COMPILED_MAX_ELEMENTS + 1),)
-    np.testing.assert_array_equal(big(r), ReferenceKernels().generate(_expr((5000,)))(r))
+    assert fast.__module__ == numba_random.__name__
+    assert slow.__module__ != numba_random.__name__
 
 
-@settings(max_examples=40, deadline=None)
+_DRAWS = {
+    "random64": lambda shape, seed: la.random.random(shape, seed=seed),
+    "uniform32": lambda shape, seed: la.random.uniform(
+        np.float32(-1.5), 3, shape, seed=seed, dtype=np.float32
+    ),
+    "uniform64": lambda shape, seed: la.random.uniform(-(10**20), 7, shape, seed=seed),
+    "int64": lambda shape, seed: la.random.integers(-5, 10**6, shape, seed=seed),
+    "int8": lambda shape, seed: la.random.integers(-128, 127, shape, seed=seed, dtype=np.int8),
+    "uint16": lambda shape, seed: la.random.integers(3, 9, shape, seed=seed, dtype=np.uint16),
+    "full int64": lambda shape, seed: la.random.integers(
+        -(2**63), 2**63 - 1, shape, seed=seed, endpoint=True
+    ),
+    "full uint64": lambda shape, seed: la.random.integers(
+        0, 2**64 - 1, shape, seed=seed, dtype=np.uint64, endpoint=True
+    ),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape_and_region(), st.sampled_from(sorted(_DRAWS)), st.integers(0, 2**40))
+def test_uniform_and_integer_draws_equal_the_reference_bit_for_bit(case, draw, seed):
+    shape, region = case
+    expr = _DRAWS[draw](shape, seed)._expr
+    assert numba_random.supports(expr)
+    got = numba_random.random_source(expr, Options())(region)
+    want = kernel_for(expr.op)(expr.op, expr, region)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
+@settings(max_examples=30, deadline=None)
 @given(
     shape=st.sampled_from([(3000,), (40, 90), (7, 13, 30)]),
     data=st.data(),
     dtype=st.sampled_from([np.float64, np.float32]),
 )
-def test_streamed_large_regions_equal_the_reference(shape, data, dtype):
+def test_large_regions_equal_the_reference(shape, data, dtype):
+    # regions of thousands of elements: runs over many counters, rows that start and
+    # stop inside a counter's four words
     expr = _expr(shape, dtype)
-    reference = ReferenceKernels().generate(expr)
-    draw = numba_random.stream_source(expr, Options(), reference)
     region = tuple(
         slice(lo, data.draw(st.integers(lo, n), label="stop"))
         for n in shape
         for lo in [data.draw(st.integers(0, n), label="start")]
     )
-    with pytest.MonkeyPatch.context() as mp:
-        # pieces of 64 words, so a region crosses several pieces and piece edges
-        mp.setattr(numba_random, "STREAM_PIECE_WORDS", 64)
-        got = draw(region)
+    got = numba_random.random_source(expr, Options())(region)
     assert got.dtype == dtype and got.shape == tuple(s.stop - s.start for s in region)
-    np.testing.assert_array_equal(got, reference(region))
+    np.testing.assert_array_equal(got, ReferenceKernels().generate(expr)(region))
 
 
 @pytest.mark.parametrize("chunks", [1, 7, 100, (3, 5), -1])
