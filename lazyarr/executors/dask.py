@@ -59,7 +59,7 @@ from .base import NullProgress, Progress, RunStats
 from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
 from .dask_graph import DaskGraph
-from .dask_tasks import Slab, StagePayload, detached, identity, task_fn
+from .dask_tasks import Slab, StagePayload, after_token, detached, done_token, identity, task_fn
 
 __all__ = ["ComputeStalled", "DaskExecutor", "SchedulerUnreachable"]
 
@@ -83,9 +83,11 @@ def _priority(stage: Stage, task: Task) -> int:
     ``k``-th of every block (they read input block ``k``) before the next ``k``, so each
     input block is released as soon as it is split; then each worker's steps and the
     finalizes block by block in the same order everywhere, so the values sent for a block
-    meet on its owner and are merged before the next block's arrive. In Dask's own order a
-    worker held its blocks, the parts and the values of many blocks at once (2.4x its
-    share at 2e7 float64 in 32 blocks on 4 workers)."""
+    meet on its owner and are merged before the next block's arrive (each finalize also
+    waits for a token of its worker's previous one, :meth:`_Run.submit`: a worker fetches
+    the values of all its ready tasks at once). In Dask's own order a worker held its
+    blocks, the parts and the values of many blocks at once (2.4x its share at 2e7
+    float64 in 32 blocks on 4 workers)."""
     if not gathers(stage):
         return 0
     numblocks = tuple(len(c) for c in stage.expr.chunks)
@@ -124,6 +126,10 @@ SLAB_BYTES = 1 << 20
 """Tiny blocks of a user's array are scattered in slabs of about this many bytes."""
 SLAB_BLOCK_BYTES = 64 << 10
 """Blocks up to this size travel in slabs; bigger ones are scattered one by one."""
+FETCH_BATCH_BYTES = 4 << 20
+"""A compute brings finished output blocks to this process in batches of about this many
+bytes while the rest still runs, so workers do not hold the finished result until the end
+(the sample sort's workers held their whole output beside the pieces still to be merged)."""
 
 
 class _Pick(NamedTuple):
@@ -168,6 +174,7 @@ class _Run:
         self.tasks: list[Future] = []
         self.block_keys: dict[str, None] = {}  # tasks that finish a block (progress counts)
         self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
+        self.fetched: set[tuple[str, Index]] = set()  # kept blocks already values (``wait``)
 
     def key(self, stage: Stage, index: Index, part: str = "") -> str:
         return f"{stage.name}-{'_'.join(map(str, index))}{part}-{self.token}"
@@ -202,6 +209,7 @@ class _Run:
                 is_block[tid] = True
         self._sources(graph, refs)
         payloads: dict[int, Any] = {}
+        last_merge: dict[tuple[int, int], Any] = {}  # (stage, worker): its last gather finalize
         for tid, task in enumerate(tasks):
             if refs[tid] is not None:
                 continue
@@ -216,18 +224,30 @@ class _Run:
             if any(type(v) is _Pick for v in values):
                 picks = tuple(v.key if type(v) is _Pick else None for v in values)
                 values = [v.slab if type(v) is _Pick else v for v in values]
+            fn, args = task_fn, (payload, task, self.errstate, picks, *values)
+            merge = task.kind == TaskKind.FINALIZE and task.worker >= 0 and gathers(stage)
+            chain = (task.stage, task.worker)
+            if merge and chain in last_merge:
+                # one merge at a time per worker (see _priority): the next block's
+                # values are fetched once the last block is merged
+                token = self.task(
+                    done_token,
+                    last_merge[chain],
+                    key=self.key(stage, task.index, "-t"),
+                    worker=task.worker,
+                    block=False,
+                )
+                fn, args = after_token, (token, *args)
             refs[tid] = self.task(
-                task_fn,
-                payload,
-                task,
-                self.errstate,
-                picks,
-                *values,
+                fn,
+                *args,
                 key=self.key(stage, task.index, suffix),
                 worker=task.worker if task.worker >= 0 else None,
                 block=is_block[tid],
                 priority=_priority(stage, task),
             )
+            if merge:
+                last_merge[chain] = refs[tid]
         kept = {
             graph.stages[o].name: {idx: refs[tid] for idx, tid in graph.blocks_of(o)}
             for o in graph.outputs
@@ -330,16 +350,21 @@ class _Run:
             )
         return fut
 
-    def wait(self, progress: Progress) -> None:
+    def wait(self, progress: Progress, fetch: bool = False) -> None:
         """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C.
 
-        While nothing finishes, the cluster is looked at every second: a run that
-        cannot progress (a worker paused at its memory limit, a planned worker gone
-        under ``placement: hard``) raises :class:`ComputeStalled` instead of hanging.
+        ``fetch``: finished kept blocks are brought here in batches while the rest
+        runs (:data:`FETCH_BATCH_BYTES`), their values replacing their futures in
+        ``kept``, so the workers let them go. While nothing finishes, the cluster is
+        looked at every second: a run that cannot progress (a worker paused at its
+        memory limit, a planned worker gone under ``placement: hard``) raises
+        :class:`ComputeStalled` instead of hanging.
         """
         done = as_completed(self.tasks, loop=self.client.loop)
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
         fut = None
+        batch = _FetchBatch(self.client, self.lowered, self.kept) if fetch else None
+        self.fetched = batch.fetched if batch is not None else set()
         try:
             if self.ready_blocks:
                 progress.advance(self.ready_blocks)
@@ -350,6 +375,10 @@ class _Run:
                     raise _LostData(str(fut.key))
                 if fut.key in self.block_keys:
                     progress.advance(1)
+                if batch is not None:
+                    batch.add(fut)
+            if batch is not None:
+                batch.flush()
         except BaseException:
             # only this run's tasks: the pending ones, the finished ones not yet taken
             # and the one at hand (the traceback keeps ``done`` and ``fut`` alive, an
@@ -398,6 +427,45 @@ def _scheduler_address(client: Client) -> str:
 
 def _gib(n: float) -> str:
     return f"{n / 2**30:.2f} GiB"
+
+
+class _FetchBatch:
+    """Finished kept blocks, gathered here a batch at a time; each value replaces its
+    future in ``kept`` (the worker then frees the block)."""
+
+    def __init__(self, client: Client, lowered: TaskGraph, kept: dict[str, Blocks]) -> None:
+        self.client, self.kept = client, kept
+        self.where: dict[Any, list[tuple[str, Index]]] = {}
+        self.nbytes: dict[Any, int] = {}
+        stages = {s.name: s for s in lowered.stages}
+        for o, blocks in kept.items():
+            expr = stages[o].expr
+            for idx, ref in blocks.items():
+                if isinstance(ref, Future):
+                    self.where.setdefault(ref.key, []).append((o, idx))
+                    shape = [c[i] for c, i in zip(expr.chunks, idx, strict=True)]
+                    self.nbytes[ref.key] = int(np.prod(shape)) * expr.dtype.itemsize
+        self.pending: list[Future] = []
+        self.pending_bytes = 0
+        self.fetched: set[tuple[str, Index]] = set()  # blocks in ``kept`` that are values
+
+    def add(self, fut: Future) -> None:
+        if fut.key not in self.where:
+            return
+        self.pending.append(fut)
+        self.pending_bytes += self.nbytes[fut.key]
+        if self.pending_bytes >= FETCH_BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        values = self.client.gather(self.pending)
+        for fut, value in zip(self.pending, values, strict=True):
+            for o, idx in self.where.pop(fut.key):
+                self.kept[o][idx] = value
+                self.fetched.add((o, idx))
+        self.pending, self.pending_bytes = [], 0
 
 
 def _completed(done: as_completed, on_idle: Any, every: float = 1.0) -> Any:
@@ -559,8 +627,8 @@ class DaskExecutor:
                 run = _Run(client, graph, placement, live, watched=watched)
                 try:
                     run.submit()
-                    run.wait(progress)
-                    result = _fetch(client, run.kept) if fetch else run.kept
+                    run.wait(progress, fetch=fetch)
+                    result = _fetch(client, run.kept, run.fetched) if fetch else run.kept
                 except (_LostData, FutureCancelledError) as e:
                     if client.status != "running":
                         raise SchedulerUnreachable(
@@ -599,12 +667,14 @@ class DaskExecutor:
         self.last_stats = stats
 
 
-def _fetch(client: Client, blocks: dict[str, Blocks]) -> dict[str, dict[Index, np.ndarray]]:
-    """The values of every block, fetched in one call."""
-    order = [(o, i) for o, bl in blocks.items() for i in bl]
+def _fetch(
+    client: Client, blocks: dict[str, Blocks], fetched: set[tuple[str, Index]]
+) -> dict[str, dict[Index, np.ndarray]]:
+    """The values of every block: those not ``fetched`` yet gathered in one call."""
+    got: dict[str, dict[Index, np.ndarray]] = {o: dict(bl) for o, bl in blocks.items()}
+    order = [(o, i) for o, bl in blocks.items() for i in bl if (o, i) not in fetched]
     values = client.gather([blocks[o][i] for o, i in order])
-    got: dict[str, dict[Index, np.ndarray]] = {o: {} for o in blocks}
-    for (o, i), v in zip(order, values):
+    for (o, i), v in zip(order, values, strict=True):
         got[o][i] = v
     return got
 

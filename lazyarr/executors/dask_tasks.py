@@ -207,6 +207,16 @@ def identity(x: Any) -> Any:
     return x
 
 
+def done_token(block: Any) -> None:
+    """A task that only says ``block`` exists (an order dependency; holds no data)."""
+    return None
+
+
+def after_token(token: None, *args: Any) -> Any:
+    """:func:`task_fn` of ``args``, run only once ``token`` exists (see :func:`done_token`)."""
+    return task_fn(*args)
+
+
 def task_fn(
     payload: StagePayload,
     task: Task,

@@ -27,3 +27,45 @@ def test_sample_sort_along_an_axis_on_dask(dask_ex):
     assert got.chunks == a.chunks
     assert_eq(got, np.argsort(x, axis=1, kind="stable"), executors=["dask"])
     assert_eq(la.sort(a, axis=0), np.sort(x, axis=0), executors=["dask"])
+
+
+def test_exchange_merges_wait_for_the_last_merge_on_their_worker(dask_ex):
+    """Each worker merges one output block at a time: a finalize of the exchange waits for a
+    token of the worker's previous one, so the next block's slices are fetched only then."""
+    from distributed import get_task_stream
+
+    x = np.random.default_rng(5).random(4000)
+    a = la.asarray(x, chunks=250)  # 16 output blocks on 2 workers
+    with get_task_stream(la.cluster()) as ts:
+        assert_eq(la.sort(a), np.sort(x), executors=["dask"], passes=[True])
+    keys = [str(t["key"]) for t in ts.data]
+    finals = [k for k in keys if "samplesort.exchange" in k and "-p" not in k and "-t-" not in k]
+    tokens = [k for k in keys if "samplesort.exchange" in k and "-t-" in k]
+    workers = {t["worker"] for t in ts.data if str(t["key"]) in finals}
+    assert len(finals) == 16 and len(tokens) == len(finals) - len(workers)
+
+
+def test_finished_outputs_are_fetched_while_the_rest_runs(dask_ex, monkeypatch):
+    """With a batch of one byte every output block is brought here as it finishes (and
+    released on its worker); the values equal a compute that fetches them at the end."""
+    from lazyarr.executors import dask as dask_executor
+
+    x = np.random.default_rng(6).random((300, 20))
+    a = la.asarray(x, chunks=(50, 7))
+    y = la.sort(a, axis=0) + 1
+    want = np.sort(x, axis=0) + 1
+    flushed = []
+    real = dask_executor._FetchBatch.flush
+
+    def flush(self):
+        flushed.append(len(self.pending))
+        real(self)
+
+    monkeypatch.setattr(dask_executor._FetchBatch, "flush", flush)
+    monkeypatch.setattr(dask_executor, "FETCH_BATCH_BYTES", 1)
+    assert_eq(y, want, executors=["dask"], passes=[True])
+    assert sum(flushed) == 6 * 3 and max(flushed) == 1  # 6 x 3 blocks, one at a time
+    flushed.clear()
+    monkeypatch.setattr(dask_executor, "FETCH_BATCH_BYTES", 1 << 40)
+    assert_eq(y, want, executors=["dask"], passes=[True])
+    assert flushed == [18]  # all at the end

@@ -61,6 +61,7 @@ from lazyarr.graph.expr import Expr, MapOp, ReduceOp, Region
 
 __all__ = [
     "Exchange",
+    "count_dtype",
     "SampleSortStage",
     "sample_positions",
     "samples_per_block",
@@ -78,6 +79,12 @@ def samples_per_block(nb: int, largest: int) -> int:
     eighth of the largest block.
     """
     return max(1, min(32 * nb, 4096, largest // 8))
+
+
+def count_dtype(rows: tuple[int, ...]) -> np.dtype:
+    """The counts stage's dtype: int32 while every block's rows fit it (half the bytes of
+    the counts, which the ranks and every offsets task read whole), else intp."""
+    return np.dtype(np.int32 if max(rows, default=0) < 2**31 else np.intp)
 
 
 def _gap(b: int, k: int) -> int:
@@ -274,7 +281,7 @@ def samplesort(x: Expr, arg: bool = False, k: int | None = None, axis: int = 0) 
     m = sum(counts_per)
     s = _stage("samples", x, (local,), (counts_per,), x.dtype, ax, k)
     c = _stage("candidates", x, (s,), ((m,),), intp, ax, k)
-    ncount = _stage("counts", x, (local, s, c), ((1,) * nb, (m,)), intp, ax, k)
+    ncount = _stage("counts", x, (local, s, c), ((1,) * nb, (m,)), count_dtype(rows), ax, k)
     ranks = _stage("ranks", x, (ncount,), ((m,),), intp, ax, k)
     groups = boundary_groups(rows, probe.cap())
     e_mid = ((1,) * nb, groups, (probe.cap(),))

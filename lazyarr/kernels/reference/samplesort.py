@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
-from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, sample_positions
+from lazyarr.graph.ops.samplesort import (
+    Exchange,
+    SampleSortStage,
+    count_dtype,
+    sample_positions,
+)
 from lazyarr.kernels.reference.registry import ReduceKernel, register
 
 __all__ = ["Search", "counts_block", "merge_sorted", "search_rows", "stable_values"]
@@ -140,7 +145,7 @@ def _counts(
 ) -> np.ndarray:
     """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
     block, pos = sample_positions(op.rows, op.k)
-    out = np.empty(c.shape, dtype=np.intp)
+    out = np.empty(c.shape, dtype=count_dtype(op.rows))
     for t in range(c.shape[0]):
         w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
         # a candidate of a later block: this block's values equal to it are smaller keys too
