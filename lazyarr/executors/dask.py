@@ -34,6 +34,7 @@ Which cluster: see :mod:`.dask_cluster`; what is measured: :mod:`.dask_stats`.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import uuid
 from collections.abc import Sequence
@@ -443,8 +444,8 @@ class _FetchBatch:
             for idx, ref in blocks.items():
                 if isinstance(ref, Future):
                     self.where.setdefault(ref.key, []).append((o, idx))
-                    shape = [c[i] for c, i in zip(expr.chunks, idx, strict=True)]
-                    self.nbytes[ref.key] = int(np.prod(shape)) * expr.dtype.itemsize
+                    size = math.prod(c[i] for c, i in zip(expr.chunks, idx, strict=True))
+                    self.nbytes[ref.key] = size * expr.dtype.itemsize
         self.pending: list[Future] = []
         self.pending_bytes = 0
         self.fetched: set[tuple[str, Index]] = set()  # blocks in ``kept`` that are values
