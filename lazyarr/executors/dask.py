@@ -211,6 +211,7 @@ class _Run:
         self._sources(graph, refs)
         payloads: dict[int, Any] = {}
         last_merge: dict[tuple[int, int], Any] = {}  # (stage, worker): its last gather finalize
+        offsets_ready: dict[int, Any] = {}  # gathering stage: token of all its offsets
         for tid, task in enumerate(tasks):
             if refs[tid] is not None:
                 continue
@@ -228,6 +229,14 @@ class _Run:
             fn, args = task_fn, (payload, task, self.errstate, picks, *values)
             merge = task.kind == TaskKind.FINALIZE and task.worker >= 0 and gathers(stage)
             chain = (task.stage, task.worker)
+            if task.kind == TaskKind.PARTIAL and gathers(stage):
+                # the partials wait for every offsets block, so each worker cuts its
+                # sorted blocks one after another in _priority's order (each is then
+                # released) instead of cutting pieces of all of them as the offsets
+                # arrive, holding every sorted block beside its pieces
+                if task.stage not in offsets_ready:
+                    offsets_ready[task.stage] = self._offsets_token(graph, task.stage, refs)
+                fn, args = after_token, (offsets_ready[task.stage], *args)
             if merge and chain in last_merge:
                 # one merge at a time per worker (see _priority): the next block's
                 # values are fetched once the last block is merged
@@ -261,6 +270,28 @@ class _Run:
         sent = self.graph.send(self.client, wanted)
         self.tasks = list(sent.values())
         self.kept = {o: {i: sent.get(r.key, r) for i, r in b.items()} for o, b in kept.items()}
+
+    def _offsets_token(self, graph: TaskGraph, si: int, refs: list[Any]) -> TaskRef:
+        """A token task over every block of the last input of gathering stage ``si`` that
+        its partials read (the sample sort's offsets: a few integers per block)."""
+        last = graph.stages[si].expr.inputs[-1].key
+        deps = sorted(
+            {
+                d
+                for t in graph.tasks
+                if t.stage == si and t.kind == TaskKind.PARTIAL
+                for d in t.deps
+                if graph.stages[graph.tasks[d].stage].expr.key == last
+            }
+        )
+        stage = graph.stages[si]
+        return self.task(
+            done_token,
+            *(refs[d] for d in deps),
+            key=self.key(stage, (), "-o"),
+            worker=None,
+            block=False,
+        )
 
     def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
         """Futures of the source blocks that exist without a task (user data, persisted)."""

@@ -207,8 +207,8 @@ def identity(x: Any) -> Any:
     return x
 
 
-def done_token(block: Any) -> None:
-    """A task that only says ``block`` exists (an order dependency; holds no data)."""
+def done_token(*blocks: Any) -> None:
+    """A task that only says ``blocks`` exist (an order dependency; holds no data)."""
     return None
 
 

@@ -31,7 +31,8 @@ def test_sample_sort_along_an_axis_on_dask(dask_ex):
 
 def test_exchange_merges_wait_for_the_last_merge_on_their_worker(dask_ex):
     """Each worker merges one output block at a time: a finalize of the exchange waits for a
-    token of the worker's previous one, so the next block's slices are fetched only then."""
+    token of the worker's previous one, so the next block's slices are fetched only then;
+    the partials all wait for one token of every offsets block."""
     from distributed import get_task_stream
 
     x = np.random.default_rng(5).random(4000)
@@ -39,10 +40,13 @@ def test_exchange_merges_wait_for_the_last_merge_on_their_worker(dask_ex):
     with get_task_stream(la.cluster()) as ts:
         assert_eq(la.sort(a), np.sort(x), executors=["dask"], passes=[True])
     keys = [str(t["key"]) for t in ts.data]
-    finals = [k for k in keys if "samplesort.exchange" in k and "-p" not in k and "-t-" not in k]
-    tokens = [k for k in keys if "samplesort.exchange" in k and "-t-" in k]
+    exchange = [k for k in keys if "samplesort.exchange" in k]
+    tokens = [k for k in exchange if "-t-" in k]
+    offsets = [k for k in exchange if "-o-" in k]  # the partials wait for all offsets
+    finals = [k for k in exchange if "-p" not in k and k not in tokens and k not in offsets]
     workers = {t["worker"] for t in ts.data if str(t["key"]) in finals}
     assert len(finals) == 16 and len(tokens) == len(finals) - len(workers)
+    assert len(offsets) == 1
 
 
 def test_finished_outputs_are_fetched_while_the_rest_runs(dask_ex, monkeypatch):
