@@ -348,7 +348,7 @@ def test_boundaries_are_merged_and_bracketed_in_groups():
     from lazyarr.graph.ops.samplesort import boundary_groups
 
     assert boundary_groups((100,) * 4, 9) == (2, 2, 1)
-    assert boundary_groups((625_000,) * 32, 610) == (32, 1)
+    assert boundary_groups((625_000,) * 32, 610) == (17, 16)  # even groups
     assert boundary_groups((10,) * 6, 10) == (1,) * 7
     rng = np.random.default_rng(11)
     x = rng.integers(0, 30, 400).astype(float)

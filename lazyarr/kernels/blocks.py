@@ -86,6 +86,10 @@ def assemble(
             return block
         return block[local]
     counts = [len({p[0][ax] for p in parts}) for ax in range(len(region))]
+    across = [ax for ax, c in enumerate(counts) if c > 1]
+    if len(across) == 1:  # blocks along one axis: one concatenate (np.block's Python
+        # checks took 0.3 ms for 32 blocks of a sample sort's samples)
+        return np.concatenate([get_block(i)[local] for i, local in parts], axis=across[0])
     pieces = np.empty(counts, dtype=object) if counts else None
     firsts = [min(p[0][ax] for p in parts) for ax in range(len(region))]
     for index, local in parts:
