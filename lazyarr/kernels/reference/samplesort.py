@@ -19,7 +19,14 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.samplesort import Exchange, SampleSortStage, sample_positions
 from lazyarr.kernels.reference.registry import ReduceKernel, register
 
-__all__ = ["Search", "counts_block", "merge_sorted", "search_rows", "stable_values"]
+__all__ = [
+    "LineCounts",
+    "counts_block",
+    "line_counts",
+    "merge_sorted",
+    "search_rows",
+    "stable_values",
+]
 
 
 def _tie_runs(out: np.ndarray) -> tuple[slice, slice]:
@@ -113,14 +120,9 @@ def _local(op: SampleSortStage, out: Region, x: np.ndarray, *idx: np.ndarray) ->
     return np.sort(x, axis=ax, kind="stable")
 
 
-Search = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-"""``(line, w, later) -> rows``: per value of the ascending ``w``, how many elements of the
-sorted ``line`` are below it, or (where ``later``) at or below it. A compiled one is in
-``kernels/numba_samplesort.py``."""
-
-
 def search_rows(line: np.ndarray, w: np.ndarray, later: np.ndarray) -> np.ndarray:
-    """The :data:`Search` by ``np.searchsorted`` (NaN last)."""
+    """Per value of the ascending ``w``, how many elements of the sorted ``line`` are below
+    it, or (where ``later``) at or below it, by ``np.searchsorted`` (NaN last)."""
     row = np.searchsorted(line, w, side="left")
     # only where a value equal to ``w`` sits at ``row`` (rare but for repeated values) is
     # the right side searched again
@@ -135,19 +137,24 @@ def search_rows(line: np.ndarray, w: np.ndarray, later: np.ndarray) -> np.ndarra
     return row
 
 
-def _counts(
-    op: SampleSortStage, i: int, lv: np.ndarray, s: np.ndarray, c: np.ndarray, search: Search
+LineCounts = Callable[[SampleSortStage, int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+"""``(op, i, line, samples, candidates) -> row``: one line of block ``i`` of the counts
+stage (``line``: that line of the sorted ``L_i``). A compiled one is in
+``kernels/numba_samplesort.py``."""
+
+
+def line_counts(
+    op: SampleSortStage, i: int, line: np.ndarray, s: np.ndarray, c: np.ndarray
 ) -> np.ndarray:
-    """Per line and candidate (key order), the elements of ``L_i`` with smaller keys."""
+    """Per candidate (key order), the elements of the sorted ``line`` of ``L_i`` with
+    smaller keys: its own samples by their positions, the others by searches."""
     block, pos = sample_positions(op.rows, op.k)
-    out = np.empty(c.shape, dtype=np.intp)
-    for t in range(c.shape[0]):
-        w, ci, cp = s[t][c[t]], block[c[t]], pos[c[t]]
-        # a candidate of a later block: this block's values equal to it are smaller keys too
-        row = search(lv[t], w, ci > i)
-        row[ci == i] = cp[ci == i]
-        out[t] = row
-    return out
+    w, ci, cp = s[c], block[c], pos[c]
+    # a candidate of a later block: this block's values equal to it are smaller keys too
+    row = search_rows(line, w, ci > i)
+    own = ci == i
+    row[own] = cp[own]
+    return row
 
 
 def counts_block(
@@ -156,12 +163,14 @@ def counts_block(
     lv: np.ndarray,
     s: np.ndarray,
     c: np.ndarray,
-    search: Search = search_rows,
+    counts: LineCounts = line_counts,
 ) -> np.ndarray:
     """Block ``out`` of the counts stage (inputs: its block of L, the samples, the candidates)."""
     ax = op.axis
-    lines = (_lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1))
-    got = _counts(op, out[ax].start, *lines, search)
+    lv_lines, s_lines, c_lines = _lines(lv, ax, 1), _lines(s, ax, 1), _lines(c, ax, 1)
+    got = np.empty(c_lines.shape, dtype=np.intp)
+    for t in range(c_lines.shape[0]):
+        got[t] = counts(op, out[ax].start, lv_lines[t], s_lines[t], c_lines[t])
     return _unlines(got[:, None, :], lv, ax, 1)
 
 
