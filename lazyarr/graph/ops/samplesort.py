@@ -86,6 +86,12 @@ def _gap(b: int, k: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
+def _sample_counts(rows: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """Samples of each block (asked for by every task's regions: cached)."""
+    return tuple(-(-b // _gap(b, k)) for b in rows)
+
+
+@functools.lru_cache(maxsize=64)
 def sample_positions(rows: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:
     """The block and the position in its sorted block of every sample, in that order.
 
@@ -164,7 +170,7 @@ class SampleSortStage(MapOp):
         return sum(self.rows)
 
     def sample_counts(self) -> tuple[int, ...]:
-        return tuple(-(-b // _gap(b, self.k)) for b in self.rows)
+        return _sample_counts(self.rows, self.k)
 
     def cap(self) -> int:
         return max(_gap(b, self.k) for b in self.rows)
