@@ -3,15 +3,15 @@
 Row ``i`` of the counts stage is, per candidate (in key order), how many
 elements of the sorted block ``L_i`` have smaller keys (``nb * k``
 candidates, 32,768 at 32 blocks). The candidates are sorted, so one
-compiled, GIL-free walk along the block finds them all (the block read once,
-in order, 8 elements a step where it can), the candidates' values gathered
-and block ``i``'s own samples set to their positions in the same pass. A
-block of 625,000 float64 (32 blocks of 2e7): 1.05 ms, against 1.6 ms for
-a walk one element a step (the values gathered by NumPy), 1.4 ms for binary searches between own
-samples (mispredicted branches) and 3.4 ms for ``np.searchsorted``. Rows
-equal the reference's (:func:`line_counts`), NaN last and equal values by
-block. Bool, integer, float32 and float64 blocks; other dtypes keep the
-reference kernel.
+compiled, GIL-free walk along the block finds them all (the block read
+once, in order, 8 elements a step where it can); the same pass gathers the
+candidates' values and sets block ``i``'s own samples to their positions.
+A block of 625,000 float64 (32 blocks of 2e7): 1.05 ms, against 1.6 ms for
+a walk one element a step beside NumPy gathers, 1.4 ms for binary searches
+between own samples (mispredicted branches) and 3.4 ms for
+``np.searchsorted``. Rows equal the reference's (:func:`line_counts`), NaN
+last and equal values by block. Bool, integer, float32 and float64 blocks;
+other dtypes keep the reference kernel.
 """
 
 from __future__ import annotations
