@@ -73,3 +73,34 @@ def test_numba_executor_compiles_the_counts_stage_and_sorts_like_numpy():
     assert got.tobytes() == np.sort(x, kind="stable").tobytes()
     idx = la.argsort(a).compute(executor="numba")
     np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
+
+
+ND_POOLS = {
+    "float64": np.array([0.0, -0.0, np.nan, -np.nan, 1.5, -2.0, np.inf]),
+    "int32": np.arange(-2, 3, dtype=np.int32),
+    "bool": np.array([False, True]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(ND_POOLS))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_compiled_stages_sort_any_shape_like_numpy(dtype, data):
+    # the numba executor with every stage compiled (no small-plan shortcut): sort and
+    # argsort along any axis of 1 to 3 dimensions, blocks of 0, 1 or more, ties of every kind
+    ndim = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(1, 9)) for _ in range(ndim))
+    chunks = tuple(
+        tuple(data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=4).filter(sum)))
+        for _ in range(ndim)
+    )
+    chunks = tuple((*c, n - sum(c)) if sum(c) < n else (n,) for c, n in zip(chunks, shape))
+    axis = data.draw(st.integers(0, ndim - 1))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = rng.choice(ND_POOLS[dtype], size=shape)
+    a = la.asarray(x, chunks=chunks)
+    with la.config.set({"numba.compile-threshold": 0}):
+        got = la.sort(a, axis=axis).compute(executor="numba")
+        idx = la.argsort(a, axis=axis).compute(executor="numba")
+    assert got.tobytes() == np.sort(x, axis=axis, kind="stable").tobytes()
+    np.testing.assert_array_equal(idx, np.argsort(x, axis=axis, kind="stable"))
