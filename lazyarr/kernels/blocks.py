@@ -54,16 +54,23 @@ def blocks_for_region(
     return out
 
 
-def _whole_block(chunks: Chunks, region: Sequence[slice]) -> tuple[int, ...] | None:
-    """The index of the block ``region`` covers exactly, or None (O(log blocks) per axis)."""
-    index = []
+def _one_block(
+    chunks: Chunks, region: Sequence[slice]
+) -> tuple[tuple[int, ...], tuple[slice, ...], bool] | None:
+    """The block a non-empty ``region`` lies in, the local slices to take and whether they
+    are the whole block; None if it spans blocks or is empty (O(log blocks) per axis)."""
+    index, local, whole = [], [], True
     for blocks, s in zip(chunks, region):
+        if s.stop <= s.start:
+            return None
         o = offsets(blocks)
         b = bisect.bisect_right(o, s.start) - 1
-        if b >= len(blocks) or o[b] != s.start or o[b + 1] != s.stop or s.stop <= s.start:
+        if b >= len(blocks) or s.stop > o[b + 1]:
             return None
         index.append(b)
-    return tuple(index)
+        local.append(slice(s.start - o[b], s.stop - o[b]))
+        whole = whole and o[b] == s.start and o[b + 1] == s.stop
+    return tuple(index), tuple(local), whole
 
 
 def assemble(
@@ -75,9 +82,11 @@ def assemble(
         if all(s.start == 0 and s.stop == c[0] for s, c in zip(region, chunks)):
             return block
         return block[tuple(region)]
-    whole = _whole_block(chunks, region)  # the common case: a region is one input block
-    if whole is not None:
-        return get_block(whole)
+    one = _one_block(chunks, region)  # the common case: a region inside one input block
+    if one is not None:
+        index, local, whole = one
+        block = get_block(index)
+        return block if whole else block[local]
     parts = blocks_for_region(chunks, region)
     if len(parts) == 1:
         index, local = parts[0]
@@ -86,6 +95,10 @@ def assemble(
             return block
         return block[local]
     counts = [len({p[0][ax] for p in parts}) for ax in range(len(region))]
+    across = [ax for ax, c in enumerate(counts) if c > 1]
+    if len(across) == 1:  # blocks along one axis: one concatenate (np.block's Python
+        # checks took 0.3 ms for 32 blocks of a sample sort's samples)
+        return np.concatenate([get_block(i)[local] for i, local in parts], axis=across[0])
     pieces = np.empty(counts, dtype=object) if counts else None
     firsts = [min(p[0][ax] for p in parts) for ax in range(len(region))]
     for index, local in parts:

@@ -1,31 +1,34 @@
-"""The sample sort's counts stage with a compiled search (``graph/ops/samplesort.py``).
+"""The sample sort's counts stage, compiled (``graph/ops/samplesort.py``).
 
-Block ``i`` of the counts stage is, per candidate (in key order), how many
-elements of the sorted block ``L_i`` have smaller keys: a search of every
-candidate's value in ``L_i`` (``nb * k`` of them, 32,768 at 32 blocks).
-``np.searchsorted`` does one binary search per value, each a chain of cache
-misses in a block of megabytes; the candidates are sorted, so one compiled,
-GIL-free walk along the block finds them all (the block read once, in
-order). Rows equal the reference kernel's (:func:`search_rows`), NaN last
-and ties as ``np.searchsorted``; everything else in the stage is the
-reference kernel's (:func:`counts_block`). Bool, integer, float32 and
-float64 blocks; other dtypes keep the reference kernel.
+Row ``i`` of the counts stage is, per candidate (in key order), how many
+elements of the sorted block ``L_i`` have smaller keys (``nb * k``
+candidates, 32,768 at 32 blocks). The candidates are sorted, so one
+compiled, GIL-free walk along the block finds them all (the block read
+once, in order, 8 elements a step where it can); the same pass gathers the
+candidates' values and sets block ``i``'s own samples to their positions.
+A block of 625,000 float64 (32 blocks of 2e7): 1.05 ms, against 1.6 ms for
+a walk one element a step beside NumPy gathers, 1.4 ms for binary searches
+between own samples (mispredicted branches) and 3.4 ms for
+``np.searchsorted``. Rows equal the reference's (:func:`line_counts`), NaN
+last and equal values by block. Bool, integer, float32 and float64 blocks;
+other dtypes keep the reference kernel.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.ops.samplesort import SampleSortStage
+from lazyarr.graph.ops.samplesort import SampleSortStage, sample_positions
 from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Arg, Kernel
 from lazyarr.kernels.emit_ops import Unsupported
-from lazyarr.kernels.reference.samplesort import Search, counts_block
+from lazyarr.kernels.reference.samplesort import LineCounts, counts_block
 from lazyarr.kernels.sets import MapFn, op_map
 
-__all__ = ["counts_map", "search_function", "supports"]
+__all__ = ["counts_map", "line_counts_function", "supports"]
 
 _SOURCE = '''
 @njit(inline="always")
@@ -35,24 +38,28 @@ def _lt(a, b):
 
 
 @njit(nogil=True)
-def {name}(line, w, later, out):
+def {name}(line, s, c, block, pos, meta, out):
     n = line.shape[0]
-    p = 0  # elements below w[t]
-    q = 0  # elements at or below w[right_of]
-    right_of = -1
-    for t in range(w.shape[0]):
-        v = w[t]
-        while p < n and _lt(line[p], v):
-            p += 1
-        if not later[t]:
-            out[t] = p
-            continue
-        if right_of < 0 or _lt(w[right_of], v):  # a new value: walk its run of equals once
-            q = p
-            while q < n and not _lt(v, line[q]):
-                q += 1
-            right_of = t
-        out[t] = q
+    i = meta[0]  # the block
+    p = 0  # elements with smaller keys than candidate t: they only grow along t
+    for t in range(c.shape[0]):
+        cid = c[t]
+        bi = block[cid]
+        if bi == i:  # an own sample: its position
+            p = pos[cid]
+        elif bi < i:  # an earlier block's: this block's equal values are larger keys
+            v = s[cid]
+            while p + 8 <= n and _lt(line[p + 7], v):
+                p += 8
+            while p < n and _lt(line[p], v):
+                p += 1
+        else:  # a later block's: equal values are smaller keys
+            v = s[cid]
+            while p + 8 <= n and not _lt(v, line[p + 7]):
+                p += 8
+            while p < n and not _lt(v, line[p]):
+                p += 1
+        out[t] = p
 '''
 
 _DTYPES = frozenset(
@@ -73,35 +80,42 @@ def supports(stage: Any) -> bool:
 
 
 def _kernel(dtype: np.dtype) -> Kernel:
-    name = f"samplesort_search_{dtype.name}"
+    name = f"samplesort_counts_{dtype.name}"
+    intp = np.dtype(np.intp).name
     args = (
         Arg("line", dtype.name, readonly=True),
-        Arg("w", dtype.name, readonly=True),
-        Arg("later", "bool", readonly=True),
-        Arg("out", np.dtype(np.intp).name),
+        Arg("s", dtype.name, readonly=True),
+        Arg("c", intp, readonly=True),
+        Arg("block", intp, readonly=True),
+        Arg("pos", intp, readonly=True),
+        Arg("meta", "int64", readonly=True),
+        Arg("out", intp),
     )
-    return Kernel(source=_SOURCE.replace("{name}", name), args=args, n_inputs=3, name=name)
+    return Kernel(source=_SOURCE.replace("{name}", name), args=args, n_inputs=6, name=name)
 
 
-def search_function(dtype: np.dtype, options: Options) -> Search:
-    """The compiled :data:`~lazyarr.kernels.reference.samplesort.Search` for ``dtype``."""
+def line_counts_function(dtype: np.dtype, options: Options) -> LineCounts:
+    """The compiled :data:`~lazyarr.kernels.reference.samplesort.LineCounts` for ``dtype``."""
     dtype = np.dtype(dtype)
     if dtype.name not in _DTYPES:
-        raise Unsupported(f"samplesort search: no compiled search for {dtype}")
-    fn = compile_kernel(_kernel(dtype), options)
+        raise Unsupported(f"samplesort counts: no compiled counts for {dtype}")
+    fn: Callable[..., Any] = compile_kernel(_kernel(dtype), options)
 
-    def search(line: np.ndarray, w: np.ndarray, later: np.ndarray) -> np.ndarray:
-        out = np.empty(w.shape[0], np.intp)
-        if w.shape[0]:
-            fn(np.ascontiguousarray(line), np.ascontiguousarray(w), later, out)
+    def counts(
+        op: SampleSortStage, i: int, line: np.ndarray, s: np.ndarray, c: np.ndarray
+    ) -> np.ndarray:
+        block, pos = sample_positions(op.rows, op.k)
+        out = np.empty(c.shape[0], np.intp)
+        meta = np.array([i], dtype=np.int64)
+        c = np.ascontiguousarray(c, dtype=np.intp)
+        fn(np.ascontiguousarray(line), np.ascontiguousarray(s), c, block, pos, meta, out)
         return out
 
-    return search
+    return counts
 
 
 def counts_map(stage: Any, options: Options) -> MapFn:
-    """The counts stage's block function (``supports(stage)`` must hold) with the search
-    compiled."""
+    """The counts stage's block function (``supports(stage)`` must hold), compiled."""
     expr = stage.expr
-    search = search_function(expr.inputs[0].dtype, options)
-    return op_map(expr, lambda op, _, out, *arrays: counts_block(op, out, *arrays, search=search))
+    counts = line_counts_function(expr.inputs[0].dtype, options)
+    return op_map(expr, lambda op, _, out, *arrays: counts_block(op, out, *arrays, counts))

@@ -3,7 +3,7 @@
 Every map or reduce stage whose members are all elementwise (a fused group,
 a single elementwise op, or a lone reduction of another stage's output)
 gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`), and
-the sample sort's counts stage a compiled search
+the sample sort's counts stage a compiled count
 (:mod:`lazyarr.kernels.numba_samplesort`), top-k partials a compiled filter
 (:mod:`lazyarr.kernels.numba_topk`); everything else runs the NumPy
 reference kernels. :meth:`NumbaKernels.supports`
