@@ -34,7 +34,6 @@ Which cluster: see :mod:`.dask_cluster`; what is measured: :mod:`.dask_stats`.
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 import uuid
 from collections.abc import Sequence
@@ -59,6 +58,7 @@ from . import dask_stats
 from .base import NullProgress, Progress, RunStats
 from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
+from .dask_fetch import FetchBatch, fetch_all
 from .dask_graph import DaskGraph
 from .dask_tasks import Slab, StagePayload, after_token, detached, done_token, identity, task_fn
 
@@ -127,10 +127,6 @@ SLAB_BYTES = 1 << 20
 """Tiny blocks of a user's array are scattered in slabs of about this many bytes."""
 SLAB_BLOCK_BYTES = 64 << 10
 """Blocks up to this size travel in slabs; bigger ones are scattered one by one."""
-FETCH_BATCH_BYTES = 4 << 20
-"""A compute brings finished output blocks to this process in batches of about this many
-bytes while the rest still runs, so workers do not hold the finished result until the end
-(the sample sort's workers held their whole output beside the pieces still to be merged)."""
 
 
 class _Pick(NamedTuple):
@@ -386,7 +382,7 @@ class _Run:
         """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C.
 
         ``fetch``: finished kept blocks are brought here in batches while the rest
-        runs (:data:`FETCH_BATCH_BYTES`), their values replacing their futures in
+        runs (:data:`.dask_fetch.FETCH_BATCH_BYTES`), their values replacing their futures in
         ``kept``, so the workers let them go. While nothing finishes, the cluster is
         looked at every second: a run that cannot progress (a worker paused at its
         memory limit, a planned worker gone under ``placement: hard``) raises
@@ -395,7 +391,7 @@ class _Run:
         done = as_completed(self.tasks, loop=self.client.loop)
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
         fut = None
-        batch = _FetchBatch(self.client, self.lowered, self.kept) if fetch else None
+        batch = FetchBatch(self.client, self.lowered, self.kept) if fetch else None
         self.fetched = batch.fetched if batch is not None else set()
         try:
             if self.ready_blocks:
@@ -459,45 +455,6 @@ def _scheduler_address(client: Client) -> str:
 
 def _gib(n: float) -> str:
     return f"{n / 2**30:.2f} GiB"
-
-
-class _FetchBatch:
-    """Finished kept blocks, gathered here a batch at a time; each value replaces its
-    future in ``kept`` (the worker then frees the block)."""
-
-    def __init__(self, client: Client, lowered: TaskGraph, kept: dict[str, Blocks]) -> None:
-        self.client, self.kept = client, kept
-        self.where: dict[Any, list[tuple[str, Index]]] = {}
-        self.nbytes: dict[Any, int] = {}
-        stages = {s.name: s for s in lowered.stages}
-        for o, blocks in kept.items():
-            expr = stages[o].expr
-            for idx, ref in blocks.items():
-                if isinstance(ref, Future):
-                    self.where.setdefault(ref.key, []).append((o, idx))
-                    size = math.prod(c[i] for c, i in zip(expr.chunks, idx, strict=True))
-                    self.nbytes[ref.key] = size * expr.dtype.itemsize
-        self.pending: list[Future] = []
-        self.pending_bytes = 0
-        self.fetched: set[tuple[str, Index]] = set()  # blocks in ``kept`` that are values
-
-    def add(self, fut: Future) -> None:
-        if fut.key not in self.where:
-            return
-        self.pending.append(fut)
-        self.pending_bytes += self.nbytes[fut.key]
-        if self.pending_bytes >= FETCH_BATCH_BYTES:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        values = self.client.gather(self.pending)
-        for fut, value in zip(self.pending, values, strict=True):
-            for o, idx in self.where.pop(fut.key):
-                self.kept[o][idx] = value
-                self.fetched.add((o, idx))
-        self.pending, self.pending_bytes = [], 0
 
 
 def _completed(done: as_completed, on_idle: Any, every: float = 1.0) -> Any:
@@ -660,7 +617,7 @@ class DaskExecutor:
                 try:
                     run.submit()
                     run.wait(progress, fetch=fetch)
-                    result = _fetch(client, run.kept, run.fetched) if fetch else run.kept
+                    result = fetch_all(client, run.kept, run.fetched) if fetch else run.kept
                 except (_LostData, FutureCancelledError) as e:
                     if client.status != "running":
                         raise SchedulerUnreachable(
@@ -697,18 +654,6 @@ class DaskExecutor:
             "retries": retries,
         }
         self.last_stats = stats
-
-
-def _fetch(
-    client: Client, blocks: dict[str, Blocks], fetched: set[tuple[str, Index]]
-) -> dict[str, dict[Index, np.ndarray]]:
-    """The values of every block: those not ``fetched`` yet gathered in one call."""
-    got: dict[str, dict[Index, np.ndarray]] = {o: dict(bl) for o, bl in blocks.items()}
-    order = [(o, i) for o, bl in blocks.items() for i in bl if (o, i) not in fetched]
-    values = client.gather([blocks[o][i] for o, i in order])
-    for (o, i), v in zip(order, values, strict=True):
-        got[o][i] = v
-    return got
 
 
 class _Clamped:

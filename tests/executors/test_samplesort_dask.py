@@ -52,24 +52,24 @@ def test_exchange_merges_wait_for_the_last_merge_on_their_worker(dask_ex):
 def test_finished_outputs_are_fetched_while_the_rest_runs(dask_ex, monkeypatch):
     """With a batch of one byte every output block is brought here as it finishes (and
     released on its worker); the values equal a compute that fetches them at the end."""
-    from lazyarr.executors import dask as dask_executor
+    from lazyarr.executors import dask_fetch
 
     x = np.random.default_rng(6).random((300, 20))
     a = la.asarray(x, chunks=(50, 7))
     y = la.sort(a, axis=0) + 1
     want = np.sort(x, axis=0) + 1
     flushed = []
-    real = dask_executor._FetchBatch.flush
+    real = dask_fetch.FetchBatch.flush
 
     def flush(self):
         flushed.append(len(self.pending))
         real(self)
 
-    monkeypatch.setattr(dask_executor._FetchBatch, "flush", flush)
-    monkeypatch.setattr(dask_executor, "FETCH_BATCH_BYTES", 1)
+    monkeypatch.setattr(dask_fetch.FetchBatch, "flush", flush)
+    monkeypatch.setattr(dask_fetch, "FETCH_BATCH_BYTES", 1)
     assert_eq(y, want, executors=["dask"], passes=[True])
     assert sum(flushed) == 6 * 3 and max(flushed) == 1  # 6 x 3 blocks, one at a time
     flushed.clear()
-    monkeypatch.setattr(dask_executor, "FETCH_BATCH_BYTES", 1 << 40)
+    monkeypatch.setattr(dask_fetch, "FETCH_BATCH_BYTES", 1 << 40)
     assert_eq(y, want, executors=["dask"], passes=[True])
     assert flushed == [18]  # all at the end

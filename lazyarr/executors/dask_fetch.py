@@ -1,0 +1,80 @@
+"""Blocks of a dask compute brought to this process: in batches while the rest runs, then
+the remainder in one call.
+
+Without batches, every worker held its finished output blocks until the whole
+graph was done (the sample sort's workers held their output beside the pieces
+still to be merged); a batch gathers finished blocks once about
+:data:`FETCH_BATCH_BYTES` of them are waiting, and the worker then frees them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from dask.task_spec import TaskRef
+from distributed import Client, Future
+
+from lazyarr.optimize.tasks import TaskGraph
+
+__all__ = ["FETCH_BATCH_BYTES", "FetchBatch", "fetch_all"]
+
+Index = tuple[int, ...]
+Blocks = dict[Index, TaskRef]
+
+FETCH_BATCH_BYTES = 4 << 20
+"""A compute brings finished output blocks to this process in batches of about this many
+bytes while the rest still runs, so workers do not hold the finished result until the end
+(the sample sort's workers held their whole output beside the pieces still to be merged)."""
+
+
+class FetchBatch:
+    """Finished kept blocks, gathered here a batch at a time; each value replaces its
+    future in ``kept`` (the worker then frees the block)."""
+
+    def __init__(self, client: Client, lowered: TaskGraph, kept: dict[str, Blocks]) -> None:
+        self.client, self.kept = client, kept
+        self.where: dict[Any, list[tuple[str, Index]]] = {}
+        self.nbytes: dict[Any, int] = {}
+        stages = {s.name: s for s in lowered.stages}
+        for o, blocks in kept.items():
+            expr = stages[o].expr
+            for idx, ref in blocks.items():
+                if isinstance(ref, Future):
+                    self.where.setdefault(ref.key, []).append((o, idx))
+                    size = math.prod(c[i] for c, i in zip(expr.chunks, idx, strict=True))
+                    self.nbytes[ref.key] = size * expr.dtype.itemsize
+        self.pending: list[Future] = []
+        self.pending_bytes = 0
+        self.fetched: set[tuple[str, Index]] = set()  # blocks in ``kept`` that are values
+
+    def add(self, fut: Future) -> None:
+        if fut.key not in self.where:
+            return
+        self.pending.append(fut)
+        self.pending_bytes += self.nbytes[fut.key]
+        if self.pending_bytes >= FETCH_BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        values = self.client.gather(self.pending)
+        for fut, value in zip(self.pending, values, strict=True):
+            for o, idx in self.where.pop(fut.key):
+                self.kept[o][idx] = value
+                self.fetched.add((o, idx))
+        self.pending, self.pending_bytes = [], 0
+
+
+def fetch_all(
+    client: Client, blocks: dict[str, Blocks], fetched: set[tuple[str, Index]]
+) -> dict[str, dict[Index, np.ndarray]]:
+    """The values of every block: those not ``fetched`` yet gathered in one call."""
+    got: dict[str, dict[Index, np.ndarray]] = {o: dict(bl) for o, bl in blocks.items()}
+    order = [(o, i) for o, bl in blocks.items() for i in bl if (o, i) not in fetched]
+    values = client.gather([blocks[o][i] for o, i in order])
+    for (o, i), v in zip(order, values, strict=True):
+        got[o][i] = v
+    return got
