@@ -58,15 +58,12 @@ from . import dask_stats
 from .base import NullProgress, Progress, RunStats
 from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
-from .dask_fetch import FetchBatch, fetch_all
+from .dask_fetch import FetchBatch, Index, fetch_all
 from .dask_graph import DaskGraph
 from .dask_tasks import Slab, StagePayload, after_token, detached, done_token, identity, task_fn
 
 __all__ = ["ComputeStalled", "DaskExecutor", "SchedulerUnreachable"]
 
-Index = tuple[int, ...]
-Blocks = dict[Index, TaskRef]
-"""A stage's blocks: futures (scattered, persisted, kept) or tasks of the run's graph."""
 _SUFFIX = {
     TaskKind.PARTIAL: "-p{}",
     TaskKind.PRODUCT: "-p{}",
@@ -171,7 +168,6 @@ class _Run:
         self.tasks: list[Future] = []
         self.block_keys: dict[str, None] = {}  # tasks that finish a block (progress counts)
         self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
-        self.fetched: set[tuple[str, Index]] = set()  # kept blocks already values (``wait``)
 
     def key(self, stage: Stage, index: Index, part: str = "") -> str:
         return f"{stage.name}-{'_'.join(map(str, index))}{part}-{self.token}"
@@ -223,9 +219,10 @@ class _Run:
                 picks = tuple(v.key if type(v) is _Pick else None for v in values)
                 values = [v.slab if type(v) is _Pick else v for v in values]
             fn, args = task_fn, (payload, task, self.errstate, picks, *values)
-            merge = task.kind == TaskKind.FINALIZE and task.worker >= 0 and gathers(stage)
+            gather = gathers(stage)
+            merge = gather and task.kind == TaskKind.FINALIZE and task.worker >= 0
             chain = (task.stage, task.worker)
-            if task.kind == TaskKind.PARTIAL and gathers(stage):
+            if gather and task.kind == TaskKind.PARTIAL:
                 # the partials wait for every offsets block, so each worker cuts its
                 # sorted blocks one after another in _priority's order (each is then
                 # released) instead of cutting pieces of all of them as the offsets
@@ -392,7 +389,6 @@ class _Run:
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
         fut = None
         batch = FetchBatch(self.client, self.lowered, self.kept) if fetch else None
-        self.fetched = batch.fetched if batch is not None else set()
         try:
             if self.ready_blocks:
                 progress.advance(self.ready_blocks)
@@ -617,7 +613,7 @@ class DaskExecutor:
                 try:
                     run.submit()
                     run.wait(progress, fetch=fetch)
-                    result = fetch_all(client, run.kept, run.fetched) if fetch else run.kept
+                    result = fetch_all(client, run.kept) if fetch else run.kept
                 except (_LostData, FutureCancelledError) as e:
                     if client.status != "running":
                         raise SchedulerUnreachable(

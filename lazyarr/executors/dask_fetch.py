@@ -18,10 +18,11 @@ from distributed import Client, Future
 
 from lazyarr.optimize.tasks import TaskGraph
 
-__all__ = ["FETCH_BATCH_BYTES", "FetchBatch", "fetch_all"]
+__all__ = ["FETCH_BATCH_BYTES", "Blocks", "FetchBatch", "Index", "fetch_all"]
 
 Index = tuple[int, ...]
 Blocks = dict[Index, TaskRef]
+"""A stage's blocks: futures (scattered, persisted, kept) or tasks of the run's graph."""
 
 FETCH_BATCH_BYTES = 4 << 20
 """A compute brings finished output blocks to this process in batches of about this many
@@ -47,7 +48,6 @@ class FetchBatch:
                     self.nbytes[ref.key] = size * expr.dtype.itemsize
         self.pending: list[Future] = []
         self.pending_bytes = 0
-        self.fetched: set[tuple[str, Index]] = set()  # blocks in ``kept`` that are values
 
     def add(self, fut: Future) -> None:
         if fut.key not in self.where:
@@ -64,16 +64,14 @@ class FetchBatch:
         for fut, value in zip(self.pending, values, strict=True):
             for o, idx in self.where.pop(fut.key):
                 self.kept[o][idx] = value
-                self.fetched.add((o, idx))
         self.pending, self.pending_bytes = [], 0
 
 
-def fetch_all(
-    client: Client, blocks: dict[str, Blocks], fetched: set[tuple[str, Index]]
-) -> dict[str, dict[Index, np.ndarray]]:
-    """The values of every block: those not ``fetched`` yet gathered in one call."""
+def fetch_all(client: Client, blocks: dict[str, Blocks]) -> dict[str, dict[Index, np.ndarray]]:
+    """The values of every block: those still futures (not fetched by a batch) gathered in
+    one call."""
     got: dict[str, dict[Index, np.ndarray]] = {o: dict(bl) for o, bl in blocks.items()}
-    order = [(o, i) for o, bl in blocks.items() for i in bl if (o, i) not in fetched]
+    order = [(o, i) for o, bl in blocks.items() for i, v in bl.items() if isinstance(v, Future)]
     values = client.gather([blocks[o][i] for o, i in order])
     for (o, i), v in zip(order, values, strict=True):
         got[o][i] = v

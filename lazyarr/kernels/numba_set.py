@@ -117,6 +117,17 @@ class NumbaKernels:
         self.fallbacks[stage.name] = reason
         _warn_once(reason)
 
+    def _compiled(self, stage: Any, build: Callable[..., Any], *args: Any) -> Any | None:
+        """``build(*args)``, the stage recorded as compiled; None, and why recorded, when it
+        cannot be compiled."""
+        try:
+            fn = build(*args)
+        except CANNOT_COMPILE as e:
+            self._fallback(stage, e)
+            return None
+        self.compiled.append(stage.name)
+        return fn
+
     def _small(self, stage: Any) -> bool:
         """Too little data to pay for a compiled kernel (config ``numba.compile-threshold``)."""
         touched = stage.expr.nbytes + sum(e.nbytes for e in stage.input_exprs)
@@ -139,40 +150,26 @@ class NumbaKernels:
 
     def map(self, stage: Any) -> MapFn:
         if numba_samplesort.supports(stage) and not self._small(stage):
-            try:
-                fn = numba_samplesort.counts_map(stage, self.options)
-            except CANNOT_COMPILE as e:
-                self._fallback(stage, e)
-            else:
-                self.compiled.append(stage.name)
+            fn = self._compiled(stage, numba_samplesort.counts_map, stage, self.options)
+            if fn is not None:
                 return fn
         if _all_elementwise(stage.members) and not self._small(stage):
-            try:
-                fn = map_function(stage.members, stage.input_exprs, self.options)
-            except CANNOT_COMPILE as e:
-                self._fallback(stage, e)
-            else:
-                self.compiled.append(stage.name)
+            fn = self._compiled(stage, map_function, stage.members, stage.input_exprs, self.options)
+            if fn is not None:
                 return fn
         return self.reference.map(stage)
 
     def partial(self, stage: Any) -> PartialFn:
         if numba_topk.supports(stage) and not self._small(stage):
-            try:
-                fn = numba_topk.partial_function(stage, self.options)
-            except CANNOT_COMPILE as e:
-                self._fallback(stage, e)
-            else:
-                self.compiled.append(stage.name)
+            fn = self._compiled(stage, numba_topk.partial_function, stage, self.options)
+            if fn is not None:
                 return fn
         body = stage.members[:-1]
         if isinstance(stage.expr.op, Reduce) and _all_elementwise(body) and not self._small(stage):
-            try:
-                fn = partial_function(body, stage.input_exprs, stage.expr, self.options)
-            except CANNOT_COMPILE as e:
-                self._fallback(stage, e)
-            else:
-                self.compiled.append(stage.name)
+            fn = self._compiled(
+                stage, partial_function, body, stage.input_exprs, stage.expr, self.options
+            )
+            if fn is not None:
                 return fn
         return self.reference.partial(stage)
 
