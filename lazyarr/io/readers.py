@@ -10,8 +10,9 @@ worker reopens the data instead of receiving it through the client. Opened
 handles are kept per process (HDF5 files and memmaps are opened once).
 
 ``token`` is the reader's identity in expression keys: the location,
-the layout and a modification stamp where the storage has one, so two
-reads of one array are shared and a rewritten file is a new key.
+the layout and the file's identity where the storage has one (device,
+inode, size, modification time), so two reads of one array are shared, and
+a rewritten or replaced file is a new key whose reads reopen it.
 """
 
 from __future__ import annotations
@@ -56,12 +57,17 @@ class Reader(ByToken):
 
 
 def _stamp(path: str) -> str:
-    """Modification time and size of ``path`` (empty if it cannot be read)."""
+    """The identity of the file at ``path``: device, inode, size and modification time.
+
+    A file replaced by another (``os.replace``, a store swapped in) has a new
+    inode even when its size and time match, so it is a new key and a new handle.
+    Empty if the file cannot be read.
+    """
     try:
         st = os.stat(path)
     except OSError:
         return ""
-    return f"{st.st_mtime_ns}:{st.st_size}"
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 class ArrayLikeReader(Reader):
@@ -129,14 +135,24 @@ def _zarr_token(obj: Any) -> str | None:
 _OPEN = threading.local()
 
 
-def _opened(key: tuple, opener: Any) -> Any:
-    """A handle opened once per thread and process (HDF5 handles are not shared by threads)."""
+def _opened(name: tuple, identity: str, opener: Any) -> Any:
+    """A handle opened once per thread and process (HDF5 handles are not shared by threads).
+
+    ``name`` says which file, ``identity`` which version of it (its token): a
+    handle to an older version of the same file is closed and the file reopened.
+    """
     cache = getattr(_OPEN, "handles", None)
     if cache is None:
         cache = _OPEN.handles = {}
-    handle = cache.get(key)
-    if handle is None:
-        handle = cache[key] = opener()
+    kept = cache.get(name)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    if kept is not None:
+        close = getattr(kept[1], "close", None)
+        if close is not None:
+            close()
+    handle = opener()
+    cache[name] = (identity, handle)
     return handle
 
 
@@ -158,7 +174,7 @@ class HDF5Reader(Reader):
     def _dataset(self) -> Any:
         import h5py
 
-        f = _opened(("hdf5", self.filename), lambda: h5py.File(self.filename, "r"))
+        f = _opened(("hdf5", self.filename), self.token, lambda: h5py.File(self.filename, "r"))
         return f[self.dataset]
 
     def read(self, where: tuple[slice, ...]) -> np.ndarray:
@@ -184,7 +200,7 @@ class NpyReader(Reader):
         self.token = f"npy:{self.path}:{_stamp(self.path)}"
 
     def read(self, where: tuple[slice, ...]) -> np.ndarray:
-        m = _opened(("npy", self.path, self.token), lambda: np.load(self.path, mmap_mode="r"))
+        m = _opened(("npy", self.path), self.token, lambda: np.load(self.path, mmap_mode="r"))
         return np.array(m[where])  # a copy: blocks never alias the file
 
     def describe(self) -> str:

@@ -19,7 +19,10 @@ through zarr itself.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
+import socket
 import sys
 import threading
 import uuid
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ChunkFiles", "chunk_files"]
+__all__ = ["ChunkFiles", "chunk_files", "sweep_partials"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class ChunkFiles:
             return
         data = src if self.codec is None else self.codec.encode(src)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        partial = f"{path}.{uuid.uuid4().hex}.partial"
+        partial = f"{path}.{_WRITER}-{uuid.uuid4().hex[:8]}.partial"
         try:
             with open(partial, "wb") as f:
                 f.write(memoryview(data).cast("B") if self.codec is None else data)
@@ -115,6 +118,42 @@ class ChunkFiles:
         else:
             self.codec.decode(raw, out=dst)
         return True
+
+
+_HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
+_WRITER = f"{_HOST}-{os.getpid()}"
+_PARTIAL = re.compile(r"\.([0-9a-f]{8})-(\d+)-[0-9a-f]{8}\.partial$")
+
+
+def sweep_partials(root: str) -> int:
+    """Remove the temporary chunk files that killed processes of this host left under ``root``.
+
+    A chunk is written to ``<chunk>.<host>-<pid>-<tag>.partial`` and renamed
+    over the chunk; a process killed between the two leaves the partial file.
+    Files of live processes, and of other hosts, are left alone. Returns how
+    many were removed.
+    """
+    removed = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            m = _PARTIAL.search(name)
+            if m is None or m[1] != _HOST or _alive(int(m[2])):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, name))
+                removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """A process ``pid`` runs on this host (one we may not signal still runs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _all_fill(a: np.ndarray, fill: Any) -> bool:

@@ -13,7 +13,10 @@ would split a stored chunk are re-blocked first.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import shutil
 from typing import Any
 
 import numpy as np
@@ -25,8 +28,17 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import FromReader
 from lazyarr.graph.ops.rechunk import rechunk
 from lazyarr.graph.ops.store import misaligned_axes, write
+from lazyarr.io.locations import Location, path_location
 from lazyarr.io.readers import NpyReader, Reader, reader_for
 from lazyarr.io.writers import writer_for
+from lazyarr.io.zarr_chunks import sweep_partials
+from lazyarr.namespace.safe_write import (
+    ReadSet,
+    scratch_path,
+    staging_fits,
+    swap_in,
+    temporary_sibling,
+)
 
 __all__ = ["from_npy", "from_reader", "from_zarr", "is_array_like", "store", "to_npy", "to_zarr"]
 
@@ -135,6 +147,10 @@ def store(
     nothing is gathered here. With ``compute=False`` the writes come back
     as lazy arrays (one count of written elements per block) to compute
     later, together with other work.
+
+    A target that the sources also read is never written while they read
+    it: those values are staged first (in memory when they fit, else in a
+    scratch store), then written (:mod:`lazyarr.namespace.safe_write`).
     """
     from lazyarr.namespace.compute import compute as compute_all
 
@@ -146,20 +162,118 @@ def store(
     regs = [regions] * len(srcs) if regions is None or single else list(regions)
     if len(regs) != len(srcs):
         raise ValueError(f"{len(regs)} regions for {len(srcs)} sources")
-    writes = []
+    xs, writers, offs = [], [], []
     for src, tgt, region in zip(srcs, tgts, regs):
         x = as_expr(src)
         writer = writer_for(tgt)
         offset = _offset(region, writer.shape, x.shape)
-        if writer.chunks is not None and misaligned_axes(x.chunks, writer.chunks, offset):
-            x = rechunk(x, _target_blocks(x, writer.chunks, offset))
         if x.dtype != writer.dtype and not np.can_cast(x.dtype, writer.dtype, "same_kind"):
             raise TypeError(f"cannot store {x.dtype} into {writer.describe()} of {writer.dtype}")
-        writes.append(wrap(write(x, writer, offset)))
+        xs.append(x)
+        writers.append(writer)
+        offs.append(offset)
+    for w in writers:
+        if w.files is not None and os.path.isdir(w.files.root):
+            sweep_partials(w.files.root)  # leftovers of a killed earlier write
+    reads = ReadSet(xs)
+    clobbered = [reads.clobbered_by(w.target) for w in writers]
+    if any(clobbered):
+        if not compute:
+            what = next(c for c in clobbered if c)
+            raise ValueError(
+                f"cannot defer a write over {what}, which the same computation reads: "
+                "store it with compute=True (lazyarr then stages the values first)"
+            )
+        _store_staged(xs, writers, offs, clobbered, executor, progress)
+        return None
+    writes = [wrap(_write_aligned(x, w, o)) for x, w, o in zip(xs, writers, offs)]
     if not compute:
         return writes[0] if single else writes
     compute_all(*writes, executor=executor, progress=progress)
     return None
+
+
+def _write_aligned(x: Expr, writer: Any, offset: tuple[int, ...]) -> Expr:
+    """The write of ``x`` into ``writer``, re-blocked first where blocks would split a chunk."""
+    if writer.chunks is not None and misaligned_axes(x.chunks, writer.chunks, offset):
+        x = rechunk(x, _target_blocks(x, writer.chunks, offset))
+    return write(x, writer, offset)
+
+
+def _store_staged(
+    xs: list[Expr],
+    writers: list[Any],
+    offs: list[tuple[int, ...]],
+    clobbered: list[str | None],
+    executor: str | None,
+    progress: bool | None,
+) -> None:
+    """Compute the values bound for clobbered targets into a staged copy, then write them.
+
+    The first compute reads every source and writes only targets nobody reads;
+    the clobbered targets are written from the staged copy once it is whole.
+    """
+    from lazyarr.namespace.compute import compute as compute_all
+
+    staged = [i for i, c in enumerate(clobbered) if c]
+    direct = [
+        wrap(_write_aligned(xs[i], writers[i], offs[i])) for i, c in enumerate(clobbered) if not c
+    ]
+    nbytes = sum(xs[i].dtype.itemsize * math.prod(xs[i].shape) for i in staged)
+    if staging_fits(nbytes):
+        values = compute_all(
+            *(wrap(xs[i]) for i in staged), *direct, executor=executor, progress=progress
+        )
+        copies = [as_expr(v, chunks=xs[i].chunks) for i, v in zip(staged, values)]
+        _write_copies(copies, staged, writers, offs, executor, progress, None)
+        return
+    scratch = scratch_path("staged")
+    try:
+        stores = [_scratch_array(os.path.join(scratch, f"{i}.zarr"), xs[i]) for i in staged]
+        writes = [
+            wrap(_write_aligned(xs[i], writer_for(z), (0,) * xs[i].ndim))
+            for i, z in zip(staged, stores)
+        ]
+        compute_all(*writes, *direct, executor=executor, progress=progress)
+        copies = [from_zarr(z, chunks=xs[i].chunks)._expr for i, z in zip(staged, stores)]
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    _write_copies(copies, staged, writers, offs, executor, progress, scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_copies(
+    copies: list[Expr],
+    staged: list[int],
+    writers: list[Any],
+    offs: list[tuple[int, ...]],
+    executor: str | None,
+    progress: bool | None,
+    scratch: str | None,
+) -> None:
+    """Write staged copies into their targets; a failure says where the staged copy is kept."""
+    from lazyarr.namespace.compute import compute as compute_all
+
+    writes = [wrap(_write_aligned(c, writers[i], offs[i])) for c, i in zip(copies, staged)]
+    try:
+        compute_all(*writes, executor=executor, progress=progress)
+    except BaseException as err:
+        kept = f"in {scratch}" if scratch else "only in memory (lost with this error)"
+        targets = ", ".join(writers[i].describe() for i in staged)
+        err.add_note(
+            f"lazyarr: every read had finished; writing the staged values into {targets} "
+            f"failed part way. The staged values are kept {kept}."
+        )
+        raise
+
+
+def _scratch_array(path: str, x: Expr) -> Any:
+    """A zarr array in a scratch store holding ``x`` in its own blocks (uncompressed: read once)."""
+    import zarr
+
+    chunks = tuple(max(max(c, default=1), 1) for c in x.chunks)
+    return zarr.create_array(path, shape=x.shape, dtype=x.dtype, chunks=chunks, compressors=None)
 
 
 def to_zarr(
@@ -178,6 +292,11 @@ def to_zarr(
     each block writes its own chunks; an existing array is an error unless
     ``overwrite``. Returns the zarr array (or, with ``compute=False``, the
     lazy write to compute later).
+
+    Overwriting a local store never loses the old array: the new one is
+    written beside it and swapped in when complete, so ``x`` may read the
+    array it replaces, and a failed write leaves the old one whole. Other
+    stores that ``x`` reads are staged first (see :func:`store`).
     """
     import zarr
 
@@ -185,19 +304,118 @@ def to_zarr(
     chunk_shape = tuple(max(1, c[0]) if c else 1 for c in e.chunks)
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
-    target = zarr.create_array(
-        url, name=component, shape=e.shape, dtype=e.dtype, chunks=chunk_shape, overwrite=overwrite
-    )
+    local = _local_array_dir(url, component)
+    reads = ReadSet([e])
+    read_here = None
+    if overwrite:
+        where = path_location(local) if local is not None else _store_location(url, component)
+        read_here = reads.reads_location(where) if where is not None else None
+    if read_here and not compute:
+        raise ValueError(
+            f"cannot defer writing over {read_here}, which the same computation reads: "
+            "call to_zarr with compute=True"
+        )
+
+    def create(at: Any, name: str | None, replace: bool) -> Any:
+        return zarr.create_array(
+            at, name=name, shape=e.shape, dtype=e.dtype, chunks=chunk_shape, overwrite=replace
+        )
+
+    if overwrite and compute and local is not None and os.path.exists(local):
+        new = temporary_sibling(local, "new")
+        try:
+            store(wrap(e), create(new, None, False), executor=executor, progress=progress)
+            swap_in(new, local)
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        return zarr.open_array(url, path=component or "", mode="r+")
+    if read_here:
+        copy = _staged_copy(e, executor, progress)
+        try:
+            target = create(url, component, True)
+            store(wrap(copy.expr), target, executor=executor, progress=progress)
+        finally:
+            copy.close()
+        return target
+    target = create(url, component, overwrite)
     lazy = store(wrap(e), target, compute=compute, executor=executor, progress=progress)
     return target if compute else lazy
 
 
-def to_npy(x: Any, path: str | os.PathLike, *, executor: str | None = None) -> None:
-    """Write ``x`` to a ``.npy`` file block by block (through a memory map, on this machine)."""
-    e = as_expr(x)
-    target = np.lib.format.open_memmap(os.fspath(path), mode="w+", dtype=e.dtype, shape=e.shape)
+class _StagedCopy:
+    """The computed values of an expression, kept in memory or in a scratch zarr store."""
+
+    def __init__(self, expr: Expr, scratch: str | None) -> None:
+        self.expr = expr
+        self.scratch = scratch
+
+    def close(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _staged_copy(e: Expr, executor: str | None, progress: bool | None) -> _StagedCopy:
+    """``e`` computed once, in memory when it fits the budget, else into a scratch store."""
+    if staging_fits(e.dtype.itemsize * math.prod(e.shape)):
+        (value,) = _compute(wrap(e), executor, progress)
+        return _StagedCopy(as_expr(value, chunks=e.chunks), None)
+    scratch = scratch_path("staged")
     try:
-        store(wrap(e), target, executor=executor)
-    finally:
-        target.flush()
-        del target
+        z = _scratch_array(os.path.join(scratch, "copy.zarr"), e)
+        store(wrap(e), z, executor=executor, progress=progress)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return _StagedCopy(from_zarr(z, chunks=e.chunks)._expr, scratch)
+
+
+def _compute(x: LazyArray, executor: str | None, progress: bool | None) -> tuple[np.ndarray, ...]:
+    from lazyarr.namespace.compute import compute as compute_all
+
+    return compute_all(x, executor=executor, progress=progress)
+
+
+def _local_array_dir(url: Any, component: str | None) -> str | None:
+    """The directory a zarr array at ``url``/``component`` lives in, for local paths and stores."""
+    root = None
+    if isinstance(url, str) and ("://" not in url or url.startswith("file://")):
+        root = url.removeprefix("file://")
+    elif type(url).__name__ == "LocalStore":
+        root = str(url.root)
+    if root is None:
+        return None
+    return os.path.abspath(os.path.join(root, *(p for p in (component or "").split("/") if p)))
+
+
+def _store_location(url: Any, component: str | None) -> Location | None:
+    """Where a zarr array at ``url``/``component`` would be, for stores that are not local paths."""
+    if not hasattr(url, "get") or isinstance(url, (str, bytes)):
+        return None
+    inner = getattr(url, "_store_dict", url)
+    parts = tuple(p for p in (component or "").split("/") if p)
+    return Location(f"{type(url).__name__}@{id(inner):x}", parts)
+
+
+def to_npy(x: Any, path: str | os.PathLike, *, executor: str | None = None) -> None:
+    """Write ``x`` to a ``.npy`` file block by block (through a memory map, on this machine).
+
+    The file is written under a temporary name beside ``path`` and renamed over
+    it when complete: ``x`` may read the file it replaces, and a failed write
+    leaves the old file as it was.
+    """
+    e = as_expr(x)
+    path = os.path.abspath(os.fspath(path))
+    tmp = temporary_sibling(path, "new") + ".npy"
+    try:
+        target = np.lib.format.open_memmap(tmp, mode="w+", dtype=e.dtype, shape=e.shape)
+        try:
+            store(wrap(e), target, executor=executor)
+        finally:
+            target.flush()
+            del target
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
