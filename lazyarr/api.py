@@ -7,9 +7,12 @@ default. Plans are cached by the outputs' structural keys.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import gc
+import os
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -28,11 +31,13 @@ from lazyarr.optimize.memory import (
     MemoryEstimate,
     MemoryLimitError,
     estimate,
+    gathered_bytes,
     largest_block_bytes,
 )
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
 from lazyarr.progress import make_progress
+from lazyarr.staged_rechunk import Staging, stage_rechunks, task_budget
 from lazyarr.viz.runsummary import RunSummary, run_summary
 
 __all__ = [
@@ -244,13 +249,62 @@ def _prepare(
     executor: str | None,
     optimize_: bool | None,
     passes: Sequence[str] | None,
-) -> tuple[Any, Plan]:
+) -> tuple[Any, Plan, Staging | None]:
+    """The executor and the checked plan; rechunks that would hold more than the memory
+    limit are staged through a scratch store (the caller closes the staging after the run)."""
     ex = resolve_executor(executor)
     context = getattr(ex, "plan_context", None)
     extra = context() if context else None
-    plan = make_plan(exprs, ex.name, passes_for(optimize_, passes), extra=extra)
-    check_memory(plan, pass_context(ex.name, False, extra), getattr(ex, "bounds_in_flight", False))
-    return ex, plan
+    chosen = passes_for(optimize_, passes)
+    ctx = pass_context(ex.name, False, extra)
+    bounded = getattr(ex, "bounds_in_flight", False)
+    plan = make_plan(exprs, ex.name, chosen, extra=extra)
+    _check_gathered(plan, ctx)
+    try:
+        check_memory(plan, ctx, bounded)
+        return ex, plan, None
+    except MemoryLimitError:
+        staging = _staged_rechunks(exprs, ctx)
+        if staging is None:
+            raise
+    try:
+        plan = make_plan(staging.exprs, ex.name, chosen, extra=extra)
+        check_memory(plan, ctx, bounded)
+    except BaseException:
+        staging.close()
+        raise
+    return ex, plan, staging
+
+
+def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
+    """``exprs`` with their all-to-all rechunks through a scratch store, where the store is
+    local to every process that runs tasks (this machine: local executors, a LocalCluster)."""
+    if ctx.memory_limit is None or (ctx.workers and config.get("dask.address") is not None):
+        return None
+    budget = task_budget(ctx.memory_limit, ctx.threads)
+    return stage_rechunks(exprs, budget, lambda: scratch_dir("rechunk"), min_bytes=budget)
+
+
+def scratch_dir(prefix: str) -> str:
+    """A fresh directory under ``temporary-directory`` (the caller removes it)."""
+    parent = config.get("temporary-directory")
+    if parent is not None:
+        os.makedirs(parent, exist_ok=True)
+    return tempfile.mkdtemp(prefix=f"lazyarr-{prefix}-", dir=parent)
+
+
+def _check_gathered(plan: Plan, ctx: PassContext) -> None:
+    """On a cluster, the results gathered into this process must fit ``memory-limit`` too."""
+    limit = config.get("memory-limit")
+    if not ctx.workers or limit is None:
+        return
+    limit = config.parse_bytes(limit)
+    results = gathered_bytes(plan)
+    if results > limit:
+        raise MemoryLimitError(
+            f"the results gathered into this process take {results:,} bytes > memory-limit "
+            f"{limit:,}: write them with lazyarr.store / to_zarr, or compute less at once"
+        )
 
 
 def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
@@ -298,10 +352,14 @@ def compute_exprs(
 ) -> list[np.ndarray]:
     """NumPy results of ``exprs``, computed together in one plan."""
     with _gc_paused():
-        ex, plan = _prepare(exprs, executor, optimize, passes)
+        ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
-        results = ex.execute(plan, plan.outputs, bar)
+        try:
+            results = ex.execute(plan, plan.outputs, bar)
+        finally:
+            if staging is not None:
+                staging.close()
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     return results
 
@@ -315,10 +373,12 @@ def persist_exprs(
 ) -> list[Expr]:
     """Expressions whose blocks are kept where the executor computed them."""
     with _gc_paused():
-        ex, plan = _prepare(exprs, executor, optimize, passes)
+        ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
         stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+        if staging is not None:  # kept blocks may still be computing (dask): remove at exit
+            atexit.register(staging.close)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
     # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's
     chunks = [plan.stages[o].expr.chunks for o in plan.outputs]

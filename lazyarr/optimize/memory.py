@@ -7,7 +7,9 @@ the tasks that run at once times the largest working set, plus the
 blocks that stay stored at once: one block per task at once waiting for
 its reader, stages that two stages read are held
 whole (the second reader may start only after the first has read every
-block, as with ``(x - x.mean(0)) / x.std(0)``), and the results gathered
+block, as with ``(x - x.mean(0)) / x.std(0)``), blocks each read by many
+later blocks kept until their last reader (:mod:`lazyarr.optimize.fanout`:
+a rechunk to other strips holds its whole input), and the results gathered
 into this process. The ``memory`` pass uses it to make large generated and
 read sources inside each reader instead of holding them; compute refuses
 a plan whose estimate exceeds ``memory-limit`` (:class:`MemoryLimitError`),
@@ -28,6 +30,7 @@ from lazyarr.graph.group import external_reads, member_regions, root_input_regio
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
+from lazyarr.optimize.fanout import fanout_holds
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "MemoryLimitError",
     "block_peak_bytes",
     "estimate",
+    "gathered_bytes",
     "held_whole",
     "in_flight_budget",
     "largest_block",
@@ -136,6 +140,9 @@ class MemoryEstimate:
     held_stages: tuple[str, ...]
     waiting: int = 0
     """The largest stored block: one per task at once may wait for its reader."""
+    fanout: int = 0
+    """Of ``held``: blocks kept until their last reader where each is read many times
+    (a rechunk, a transpose in other chunks: :mod:`lazyarr.optimize.fanout`)."""
 
     @property
     def per_task(self) -> int:
@@ -174,6 +181,15 @@ def held_whole(plan: Plan) -> list[str]:
     ]
 
 
+def gathered_bytes(plan: Plan) -> int:
+    """Bytes of the results a compute brings into the calling process (writes bring counts)."""
+    return sum(
+        plan.stages[o].expr.nbytes
+        for o in plan.outputs
+        if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
+    )
+
+
 def estimate(
     plan: Plan,
     tasks_at_once: int,
@@ -196,11 +212,16 @@ def estimate(
             worst, where = b, s.name
     held_names = held_whole(plan)
     held = sum(plan.stages[n].expr.nbytes for n in held_names)
-    results = sum(
-        plan.stages[o].expr.nbytes
-        for o in plan.outputs
-        if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
-    )
+    fans = fanout_holds(plan, skip=set(held_names))
+    fanout = sum(f.held for f in fans)
+    held += fanout
+    if workers > 1:  # a worker fetches every whole input block of a task before it starts
+        for f in fans:
+            need = f.task_inputs + largest_block_bytes(plan.stages[f.reader].expr)
+            if need > worst:
+                worst, where = need, f.reader
+    held_names = held_names + [f.stage for f in fans if f.held]
+    results = gathered_bytes(plan)
     held = math.ceil(held / max(1, workers)) + (results if gathered else 0)
     # a stored block waits for its reader: up to one per task at once (a chain's hand-offs)
     waiting = max(
@@ -212,7 +233,16 @@ def estimate(
         default=0,
     )
     peak = tasks_at_once * (worst + waiting) + held
-    return MemoryEstimate(peak, worst, where, tasks_at_once, held, tuple(held_names), waiting)
+    return MemoryEstimate(
+        peak,
+        worst,
+        where,
+        tasks_at_once,
+        held,
+        tuple(held_names),
+        waiting,
+        math.ceil(fanout / max(1, workers)),
+    )
 
 
 def in_flight_budget(

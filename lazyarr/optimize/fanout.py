@@ -1,0 +1,104 @@
+"""Blocks held for their readers when each is read by many later blocks (fan-out).
+
+A rechunk from row strips to column strips, a transpose written in other
+chunks, an exchange: each output block reads a piece of many input blocks,
+and an input block can be dropped only after its *last* reader has run. Run
+in the order executors follow (input blocks made in C order, each reader as
+soon as its inputs exist), the input blocks alive at once are all those made
+and not yet released. :func:`fanout_holds` sweeps that order per pair of
+stages and returns the peak bytes held, and the bytes of the whole input
+blocks one reader task depends on (a worker of a cluster fetches whole
+blocks before the task starts).
+
+Stages read elementwise (a block reads the blocks at its own position, or a
+broadcast row) are skipped: their hand-off is one block waiting per task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from lazyarr.graph.chunks import Grid
+from lazyarr.optimize.blockreads import StageReads
+from lazyarr.optimize.plan import Plan
+
+__all__ = ["FanOut", "fanout_holds"]
+
+
+@dataclasses.dataclass(frozen=True)
+class FanOut:
+    """What one stage's fan-out holds: ``held`` bytes at the peak, read by ``reader``, beyond
+    the one block waiting for its reader that every stored hand-off has."""
+
+    stage: str
+    reader: str
+    held: int
+    task_inputs: int
+    """The largest sum of whole input blocks (of ``stage``) that one reader task reads."""
+
+
+def _reads_per_task(reads: StageReads) -> list[list[tuple[int, tuple[int, ...]]]]:
+    """The input blocks each task of a stage reads, tasks in the order they are made."""
+    stage = reads.stage
+    if stage.kind == "map":
+        return [reads.block(i)[1] for i in np.ndindex(*stage.numblocks)]
+    if stage.kind == "reduce":
+        return [reads.partial(i)[1] for i in np.ndindex(*reads.body_grid.numblocks)]
+    return []
+
+
+def _sweep(sizes: np.ndarray, tasks: list[np.ndarray]) -> tuple[int, int]:
+    """Peak bytes of input blocks alive, and the largest input bytes of one task.
+
+    ``sizes``: bytes of each input block (flat, C order, the order they are
+    made); ``tasks``: the flat indices each reader task reads. A task runs as
+    soon as its last input exists; a block is released after its last reader.
+    """
+    n = sizes.size
+    release = np.full(n, -1, dtype=np.int64)
+    task_inputs = 0
+    for flat in tasks:
+        if flat.size == 0:
+            continue
+        ready = int(flat.max())
+        np.maximum.at(release, flat, ready)
+        task_inputs = max(task_inputs, int(sizes[np.unique(flat)].sum()))
+    read = release >= 0
+    alive = np.zeros(n + 1, dtype=np.int64)
+    made = np.arange(n)[read]
+    np.add.at(alive, made, sizes[read])
+    np.add.at(alive, release[read] + 1, -sizes[read])
+    return int(np.cumsum(alive).max(initial=0)), task_inputs
+
+
+def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> list[FanOut]:
+    """Every stage (not in ``skip``) whose blocks a later stage reads many times over."""
+    found: list[FanOut] = []
+    readers = plan.readers
+    for name, stage in plan.stages.items():
+        if stage.kind not in ("map", "reduce") or not stage.inputs:
+            continue
+        reads = StageReads(stage)
+        if reads._projection is not None:  # elementwise reads: no fan-out to speak of
+            continue
+        per_task = _reads_per_task(reads)
+        for pos, src in enumerate(stage.inputs):
+            source = plan.stages[src]
+            if src in skip or source.regenerate or len(readers[src]) != 1:
+                continue
+            grid = Grid(source.expr.chunks)
+            sizes = grid.block_sizes().reshape(-1) * source.expr.dtype.itemsize
+            shape = source.numblocks
+            tasks = [
+                np.ravel_multi_index(tuple(np.array(ix).T), shape).astype(np.int64)
+                if (ix := [b for p, b in refs if p == pos])
+                else np.empty(0, np.int64)
+                for refs in per_task
+            ]
+            held, task_inputs = _sweep(sizes, tasks)
+            # one block per task at once waiting for its reader is counted by the estimate
+            held = max(0, held - int(sizes.max(initial=0)))
+            found.append(FanOut(src, name, held, task_inputs))
+    return found

@@ -1,0 +1,112 @@
+"""Rechunks that move data all-to-all, run through a scratch store when memory cannot hold them.
+
+A rechunk whose output blocks each gather pieces of many input blocks (time
+chunks to pixel time series, row strips to column strips) keeps every input
+block until its last reader has run: its whole input. When a plan's
+predicted peak exceeds ``memory-limit`` because of such rechunks,
+:func:`stage_rechunks` rewrites each of them as a write into a scratch zarr
+store in the blocks the input is read in, and a read back in the blocks the
+output wants (:mod:`lazyarr.graph.rechunk_plan` chooses both, so that every
+task fits its share of the limit). Intermediates stay in memory whenever
+the direct plan fits: only a plan that would not fit is rewritten. The
+scratch store lives under ``temporary-directory`` and is removed when the
+compute ends, after success and after failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+from lazyarr.graph.chunks import regular_chunks
+from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops.creation import FromReader, Generated, Windowed
+from lazyarr.graph.ops.rechunk import Rechunk, rechunk
+from lazyarr.graph.ops.staged import staged_read
+from lazyarr.graph.ops.store import write
+from lazyarr.graph.rechunk_plan import block_shape, is_all_to_all, staged_grids
+from lazyarr.graph.rewrite import rebuild
+from lazyarr.io.readers import reader_for
+from lazyarr.io.writers import writer_for
+
+__all__ = ["Staging", "stage_rechunks", "task_budget"]
+
+WORKING_SETS_PER_BLOCK = 6
+"""A task's working set, in read or write blocks: its inputs, its output, the block it
+hands on and a copy while encoding, with room for the threads' other blocks."""
+
+
+def task_budget(memory_limit: int, threads: int) -> int:
+    """Bytes one read or write block of a staged rechunk may take under ``memory_limit``."""
+    return max(1, memory_limit // (WORKING_SETS_PER_BLOCK * max(1, threads)))
+
+
+def _source_blocks(x: Expr) -> tuple[int, ...]:
+    """The block shape ``x`` is cheapest to read in: a stored source's own chunks, any
+    block of a generated one (one element), else ``x``'s blocks."""
+    if isinstance(x.op, FromReader) and x.op.window is None:
+        stored = getattr(x.op.reader, "chunks", None)
+        if stored is not None:
+            return tuple(stored)
+    if isinstance(x.op, Generated):
+        return (1,) * x.ndim
+    return block_shape(x.chunks)
+
+
+class Staging:
+    """Rewritten outputs and the scratch directory their stores live in (removed by ``close``)."""
+
+    def __init__(self, exprs: list[Expr], scratch: str | None, staged: int) -> None:
+        self.exprs = exprs
+        self.scratch = scratch
+        self.staged = staged
+        """How many rechunks go through the store."""
+
+    def close(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
+def stage_rechunks(
+    exprs: Sequence[Expr], budget: int, make_scratch: Any, min_bytes: int = 0
+) -> Staging | None:
+    """``exprs`` with every all-to-all rechunk of more than ``min_bytes`` staged through a
+    scratch store (``make_scratch()`` returns its new directory); None when there is none."""
+    scratch: list[str] = []
+    count = 0
+
+    def staged(e: Expr, x: Expr) -> Expr:
+        import zarr
+
+        nonlocal count
+        if not scratch:
+            scratch.append(make_scratch())
+        old = _source_blocks(x)
+        grids = staged_grids(e.shape, e.dtype.itemsize, old, block_shape(e.chunks), budget)
+        read = tuple(regular_chunks(n, r) for n, r in zip(e.shape, grids.read))
+        back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
+        path = os.path.join(scratch[0], f"{count}.zarr")
+        count += 1
+        store = zarr.create_array(
+            path, shape=e.shape, dtype=e.dtype, chunks=grids.inter, compressors=None
+        )
+        if isinstance(x.op, Windowed):  # made or read region by region: in the read blocks
+            blocks = Expr(x.op, (), x.shape, x.dtype, read, x.user_name)
+        else:
+            blocks = rechunk(x, read)
+        written = write(blocks, writer_for(store))
+        return rechunk(staged_read(written, reader_for(store), back, blocks.chunks), e.chunks)
+
+    def visit(e: Expr) -> Expr | None:
+        big = isinstance(e.op, Rechunk) and e.nbytes > min_bytes
+        if big and is_all_to_all(e.inputs[0].chunks, e.chunks):
+            return staged(e, e.inputs[0])
+        return None
+
+    out = rebuild(exprs, visit)
+    if not count:
+        return None
+    return Staging(out, scratch[0], count)
