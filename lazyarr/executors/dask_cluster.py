@@ -157,6 +157,10 @@ class ClusterManager:
         if processes:
             check_main_guard(dask.config.get("distributed.worker.multiprocessing-method"))
         limit = None if memory_limit is None else config.parse_bytes(memory_limit)
+        planned = config.get("memory-limit")  # what lazyarr plans each worker for
+        if planned is not None:
+            planned = config.parse_bytes(planned)
+            limit = planned if limit is None else min(limit, planned)
         amm = bool(config.get("dask.active-memory-manager"))
         # threads talk in-process (Dask's default for processes=False: no host to bind)
         where = {"host": "127.0.0.1"} if processes else {}

@@ -532,3 +532,28 @@ def test_writes_happen_on_the_workers(dask_ex, tmp_path):
     np.testing.assert_array_equal(dst[:], a * 2)
     with pytest.raises(TypeError, match="written in this process only"):
         la.store(x, np.zeros_like(a), executor="dask")
+
+
+def test_rechunk_over_the_worker_limit_goes_through_a_scratch_store(dask_ex, tmp_path):
+    """Row strips to column strips under a 3 MiB limit per worker: the workers write and read
+    a scratch store instead of one task gathering every input block (issue 23)."""
+    import zarr
+
+    a = np.random.default_rng(1).standard_normal((2048, 256))
+    x = la.asarray(a, chunks=(64, 256))
+    y = la.map_blocks(lambda b: b + 1, x, dtype=x.dtype).rechunk((2048, 8))
+    scratch = tmp_path / "scratch"
+    with config.set({"memory-limit": "3MiB", "temporary-directory": str(scratch)}):
+        la.to_zarr(y, str(tmp_path / "out.zarr"), executor="dask")
+        kinds = la.last_run().stats.extra["task_kinds"]
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"))[:], a + 1)
+    assert scratch.exists() and list(scratch.iterdir()) == []  # made, used, removed
+    assert kinds["BLOCK"] > 0
+
+
+def test_results_gathered_over_the_limit_are_refused(dask_ex):
+    x = la.random.random((512, 512), chunks=(64, 512), seed=0)  # 2 MiB of results
+    with config.set({"memory-limit": "1MiB"}), pytest.raises(la.MemoryLimitError, match="gathered"):
+        (x + 1).compute(executor="dask")
+    with config.set({"memory-limit": "1MiB"}):
+        assert (x + 1).sum().compute(executor="dask") > 0  # a small result still runs
