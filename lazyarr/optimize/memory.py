@@ -100,9 +100,12 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
             parts = region_parts(expr, out)
             worst = max((_group_bytes(stage, members, p, temporaries) for p in parts), default=0)
             return 2 * out_bytes + worst  # the running sum and one partial product
-        return out_bytes + _group_bytes(
+        held = out_bytes + _group_bytes(
             stage, members, root_input_regions(members, out), temporaries
         )
+        if isinstance(expr.op, Write):  # the block encoded for the store: about its size again
+            held += largest_block_bytes(expr.inputs[0])
+        return held
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
     _, body_region = largest_block(body)

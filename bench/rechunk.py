@@ -1,0 +1,357 @@
+"""All-to-all movement under a memory limit: the pencil rechunk and quadratic means (issue 23).
+
+(a) An ERA5-like float32 zarr store (time, lat, lon) chunked ``(24, lat, lon)``
+(one day of hourly maps per chunk) rechunked to ``(time, 48, 48)`` pencils
+(one time series per 48 x 48 pixels) and written to a new store, under
+``--limit`` of memory. The default is a quick 0.66 GiB (1460 x 241 x 480)
+under 256 MiB; ``--gb 17`` is the full (4380, 721, 1440) store under 2 GiB.
+(b) Quadratic means: the time means of u*u, v*v and u*v of two (time, lat,
+lon) float64 stores, in one pass.
+
+Each system runs in its own child process; the parent samples, every 50 ms,
+the RSS of the child and of every process it started (dask's workers) and
+reports the peak of the sum (and what it added to the RSS the processes had
+when the timed part started: imports, a started cluster), with the bytes read and written from
+``/proc/<pid>/io`` (``rchar``/``wchar``, every process summed at its last
+sample) and the largest size of the scratch directory (lazyarr's
+``temporary-directory``, cubed's ``work_dir``). lazyarr reports the peak it
+predicted for the plan it ran.
+
+Systems: lazyarr (numba), lazyarr (dask, 2 worker processes), dask.array
+(threads scheduler), dask.array on a 2-worker LocalCluster (task rechunk and
+P2P), cubed (threads executor, ``allowed_mem`` = the limit). On a cluster the
+limit is split between the workers (each gets half). rechunker is not in the
+table: its releases pin zarr < 3, which lazyarr's zarr 3 reader cannot share
+an environment with.
+
+Usage: ``python bench/rechunk.py [--gb 0.66] [--limit 256MiB] [--systems ...]``.
+Prints a table, writes ``bench/results/rechunk.{json,md,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from report import RESULTS, Report, versions
+
+SYSTEMS = (
+    "lazyarr numba",
+    "lazyarr dask",
+    "dask threads",
+    "dask tasks",
+    "dask p2p",
+    "cubed",
+)
+FULL = (4380, 721, 1440)
+
+
+def shape_for(gb: float) -> tuple[int, int, int]:
+    """A (time, lat, lon) float32 shape of about ``gb`` GiB with ERA5's proportions."""
+    scale = (gb * 2**30 / (4 * np.prod(FULL))) ** (1 / 3)
+    t, la_, lo = (max(48, round(n * scale)) for n in FULL)
+    return (t // 24 * 24, la_, lo)
+
+
+# -- the child ---------------------------------------------------------------------------
+
+
+def _parse(limit: str) -> int:
+    from dask.utils import parse_bytes
+
+    return parse_bytes(limit)
+
+
+def _lazyarr(args: dict, executor: str):
+    import lazyarr as la
+    from lazyarr import api
+
+    limit = _parse(args["limit"])
+    per = limit if executor == "numba" else limit // 2
+    la.config.set(
+        {
+            "progress": False,
+            "memory-limit": per,
+            "temporary-directory": args["scratch"],
+            "dask.n-workers": 2,
+            "dask.threads-per-worker": 1,
+        }
+    )
+    _warm_lazyarr(la, args, executor)
+    if args["task"] == "a":
+        y = la.from_zarr(args["src"]).rechunk(args["target"])
+
+        def run():
+            la.to_zarr(y, args["dst"], overwrite=True, executor=executor)
+    else:
+        u, v = la.from_zarr(args["u"]), la.from_zarr(args["v"])
+        y = la.stack([(u * u).mean(0), (v * v).mean(0), (u * v).mean(0)])
+
+        def run():
+            np.save(args["dst"] + ".npy", y.compute(executor=executor))
+
+    def predicted():
+        ex, plan, staging = api._prepare([y._expr], executor, None, None)
+        if staging is not None:
+            staging.close()
+        ctx = api.pass_context(ex.name, False, ex.plan_context() if executor == "dask" else None)
+        return api.memory_estimate(plan, ctx).peak * (1 if executor == "numba" else 2)
+
+    return run, predicted
+
+
+def _warm_lazyarr(la, args: dict, executor: str) -> None:
+    """The same kernels on a small array first: compiling (or loading) them is not timed."""
+    with la.config.set({"numba.compile-threshold": 0, "memory-limit": None}):
+        small = la.asarray(np.ones((48, 8, 8), np.float32), chunks=(24, 8, 8))
+        la.to_zarr(small.rechunk((48, 4, 4)), args["scratch"] + "/warm.zarr", executor=executor)
+        u = la.asarray(np.ones((48, 8, 8)), chunks=(24, 8, 8))
+        la.stack([(u * u).mean(0), (u * u).mean(0), (u * u).mean(0)]).compute(executor=executor)
+    shutil.rmtree(args["scratch"] + "/warm.zarr", ignore_errors=True)
+
+
+def _dask(args: dict, how: str):
+    import dask
+    import dask.array as da
+
+    limit = _parse(args["limit"])
+    if how == "threads":
+        dask.config.set(scheduler="threads")
+    else:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, memory_limit=limit // 2, dashboard_address=None
+        )
+        Client(cluster)
+    method = "p2p" if how == "p2p" else "tasks"
+    if args["task"] == "a":
+        y = da.from_zarr(args["src"]).rechunk(args["target"], method=method)
+        return lambda: da.to_zarr(y, args["dst"], overwrite=True), None
+    u, v = da.from_zarr(args["u"]), da.from_zarr(args["v"])
+    y = da.stack([(u * u).mean(0), (v * v).mean(0), (u * v).mean(0)])
+    return lambda: np.save(args["dst"] + ".npy", y.compute()), None
+
+
+def _cubed(args: dict):
+    import cubed
+    import cubed.array_api as xp
+
+    spec = cubed.Spec(
+        work_dir=args["scratch"], allowed_mem=_parse(args["limit"]), executor_name="threads"
+    )
+    if args["task"] == "a":
+        y = cubed.from_zarr(args["src"], spec=spec).rechunk(args["target"])
+        return lambda: cubed.to_zarr(y, args["dst"]), None
+    u, v = cubed.from_zarr(args["u"], spec=spec), cubed.from_zarr(args["v"], spec=spec)
+    y = xp.stack([xp.mean(u * u, axis=0), xp.mean(v * v, axis=0), xp.mean(u * v, axis=0)])
+    return lambda: np.save(args["dst"] + ".npy", y.compute()), None
+
+
+def child(system: str, args: dict) -> None:
+    if system.startswith("lazyarr"):
+        run, predicted = _lazyarr(args, system.split()[1])
+    elif system == "cubed":
+        run, predicted = _cubed(args)
+    else:
+        run, predicted = _dask(args, system.split()[1])
+    out = {"predicted": predicted() if predicted else None}
+    print("READY", flush=True)
+    t0 = time.perf_counter()
+    run()
+    out["seconds"] = time.perf_counter() - t0
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+# -- the parent --------------------------------------------------------------------------
+
+
+def _tree(pid: int) -> list:
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        return [p, *p.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _du(path: str) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+def measure(system: str, args: dict, timeout: float) -> dict:
+    """Run one child, sampling memory, I/O and scratch from outside until it ends."""
+    import psutil
+
+    cmd = [sys.executable, __file__, "--child", system, json.dumps(args)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while True:  # the setup (imports, cluster start) is not measured
+        line = p.stdout.readline()
+        if not line or line.startswith("READY"):
+            break
+    peak, scratch, io = 0, 0, {}
+    base = sum(q.memory_info().rss for q in _tree(p.pid) if q.is_running())
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < timeout:
+        rss = 0
+        for q in _tree(p.pid):
+            try:
+                rss += q.memory_info().rss
+                c = q.io_counters()
+                io[q.pid] = (c.read_chars, c.write_chars)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        peak = max(peak, rss)
+        scratch = max(scratch, _du(args["scratch"]))
+        time.sleep(0.05)
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+        return {"system": system, "error": f"over {timeout:.0f} s"}
+    out, err = p.communicate()
+    result = next((json.loads(x[7:]) for x in out.splitlines() if x.startswith("RESULT ")), None)
+    if result is None:
+        tail = (err.strip().splitlines() or ["no output"])[-1]
+        return {"system": system, "error": tail[:160]}
+    return {
+        "system": system,
+        **result,
+        "peak_MiB": peak / 2**20,
+        "base_MiB": base / 2**20,
+        "read_MiB": sum(r for r, _ in io.values()) / 2**20,
+        "written_MiB": sum(w for _, w in io.values()) / 2**20,
+        "scratch_MiB": scratch / 2**20,
+    }
+
+
+def make_inputs(work: Path, shape: tuple[int, int, int], quad_gb: float) -> dict:
+    """The stores, written by lazyarr block by block."""
+    import lazyarr as la
+
+    la.config.set({"progress": False})
+    src = str(work / "era5.zarr")
+    x = la.random.random(shape, chunks=(24, shape[1], shape[2]), seed=0, dtype=np.float32)
+    la.to_zarr(x, src)
+    n = int(quad_gb * 2**30 / 8 / (180 * 360))
+    qshape, qchunks = (n, 180, 360), (min(n, 240), 180, 360)
+    u, v = str(work / "u.zarr"), str(work / "v.zarr")
+    la.to_zarr(la.random.standard_normal(qshape, chunks=qchunks, seed=1), u)
+    la.to_zarr(la.random.standard_normal(qshape, chunks=qchunks, seed=2), v)
+    return {"src": src, "u": u, "v": v, "shape": shape, "quad_shape": qshape}
+
+
+def check(task: str, args: dict) -> bool:
+    """The written result equals the input (a) or NumPy's means (b), sampled."""
+    import zarr
+
+    if task == "a":
+        src, dst = zarr.open_array(args["src"]), zarr.open_array(args["dst"])
+        if dst.chunks != tuple(args["target"]):
+            return False
+        for t in (0, src.shape[0] // 2, src.shape[0] - 1):
+            if not np.array_equal(src[t], dst[t]):
+                return False
+        return bool(np.array_equal(src[:, 7, 9], dst[:, 7, 9]))
+    u, v = zarr.open_array(args["u"]), zarr.open_array(args["v"])
+    got = np.load(args["dst"] + ".npy")
+    uu, vv = np.asarray(u[:, :4, :4]), np.asarray(v[:, :4, :4])
+    want = np.stack([(uu * uu).mean(0), (vv * vv).mean(0), (uu * vv).mean(0)])
+    return bool(np.allclose(got[:, :4, :4], want))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gb", type=float, default=0.66, help="size of the ERA5-like store")
+    ap.add_argument("--quad-gb", type=float, default=0.5, help="size of each of u and v")
+    ap.add_argument("--limit", default="256MiB")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--tasks", default="a,b")
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--work", default=None, help="where the stores go (default: a temp dir)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child[0], json.loads(a.child[1]))
+        return
+    work = Path(tempfile.mkdtemp(prefix="lazyarr-bench-rechunk-", dir=a.work))
+    try:
+        shape = shape_for(a.gb)
+        inputs = make_inputs(work, shape, a.quad_gb)
+        target = (shape[0], 48, 48)
+        report = Report(
+            "rechunk",
+            [
+                "task",
+                "system",
+                "seconds",
+                "peak_MiB",
+                "added_MiB",
+                "predicted_MiB",
+                "read_MiB",
+                "written_MiB",
+                "scratch_MiB",
+                "correct",
+                "note",
+            ],
+            {
+                "shape": shape,
+                "limit": a.limit,
+                "versions": versions("lazyarr", "dask", "distributed", "zarr", "numba", "cubed"),
+            },
+        )
+        for task in a.tasks.split(","):
+            for system in a.systems.split(","):
+                scratch = work / "scratch"
+                shutil.rmtree(scratch, ignore_errors=True)
+                scratch.mkdir()
+                args = {
+                    **inputs,
+                    "task": task,
+                    "target": target,
+                    "limit": a.limit,
+                    "dst": str(work / f"out-{task}"),
+                    "scratch": str(scratch),
+                }
+                shutil.rmtree(args["dst"], ignore_errors=True)
+                r = measure(system, args, a.timeout)
+                label = "pencil rechunk" if task == "a" else "quadratic means"
+                if "error" in r:
+                    report.add(task=label, system=system, seconds=0.0, note=r["error"])
+                    continue
+                pred = r.get("predicted")
+                report.add(
+                    task=label,
+                    system=system,
+                    seconds=r["seconds"],
+                    peak_MiB=r["peak_MiB"],
+                    added_MiB=r["peak_MiB"] - r["base_MiB"],
+                    predicted_MiB=pred / 2**20 if pred else "",
+                    read_MiB=r["read_MiB"],
+                    written_MiB=r["written_MiB"],
+                    scratch_MiB=r["scratch_MiB"],
+                    correct=check(task, args),
+                    note=f"base {r['base_MiB']:.0f} MiB",
+                )
+        report.write(plot=("system", "seconds", "task"))
+        (RESULTS / "rechunk.md").write_text(report.markdown() + "\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
