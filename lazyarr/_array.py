@@ -454,10 +454,18 @@ class LazyArray(dask_collection.DaskCollection):
     def all(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
         return self._reduce("all", axis, keepdims)
 
-    def cumsum(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+    def cumsum(
+        self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+    ) -> LazyArray:
+        """NumPy's ``cumsum``; dask's ``method=`` is accepted (one blocked scan serves both)."""
+        _scan_options("cumsum", out, method)
         return wrap(stats.cumulative("sum", self._expr, axis, dtype))
 
-    def cumprod(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+    def cumprod(
+        self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+    ) -> LazyArray:
+        """NumPy's ``cumprod``; dask's ``method=`` is accepted (one blocked scan serves both)."""
+        _scan_options("cumprod", out, method)
         return wrap(stats.cumulative("prod", self._expr, axis, dtype))
 
     def round(self, decimals: int = 0) -> LazyArray:
@@ -662,6 +670,16 @@ class LazyArray(dask_collection.DaskCollection):
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)
+
+
+def _scan_options(name: str, out: Any, method: str) -> None:
+    """Refuse ``out=`` and methods dask does not know (its two name one plan here)."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported by lazy arrays")
+    if method not in ("", "sequential", "blelloch"):
+        raise ValueError(
+            f'Invalid method for {name}.  Expected "sequential" or "blelloch".  Got: {method!r}'
+        )
 
 
 def _clip_bound(v: Any) -> Any:

@@ -21,6 +21,12 @@ xarray refuses a type that two managers claim. So this manager, when
 xarray loads it, tells the Dask manager to leave lazy arrays to it
 (:func:`_leave_lazy_arrays_to_lazyarr`, the one change made to xarray).
 
+xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
+:attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
+ufuncs take dask's ``dtype=`` (the result cast to it, as
+``da.isnan(x, dtype=int)``), everything else is lazyarr's own
+(:class:`DaskStyleNamespace`).
+
 ``map_blocks``, ``blockwise`` and ``apply_gufunc`` delegate to lazyarr's
 functions of those names (Dask's signatures) when lazyarr has them.
 """
@@ -43,7 +49,7 @@ from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
 from lazyarr.namespace.io import store as store_all
 
-__all__ = ["LazyarrManager"]
+__all__ = ["DaskStyleNamespace", "LazyarrManager"]
 
 # keywords of Dask's versions that mean nothing here (locks, graph names, flushing)
 _IGNORED = ("lock", "flush", "name", "inline_array", "meta", "asarray", "scheduler", "traverse")
@@ -76,6 +82,28 @@ def _leave_lazy_arrays_to_lazyarr() -> None:
 
     is_chunked_array.leaves_lazyarr = True  # type: ignore[attr-defined]
     DaskManager.is_chunked_array = is_chunked_array  # type: ignore[method-assign]
+
+
+class DaskStyleNamespace:
+    """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
+    casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(lazyarr, name)
+        if not isinstance(getattr(np, name, None), np.ufunc):
+            return fn
+
+        def cast_after(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            return out if dtype is None else out.astype(dtype)
+
+        return cast_after
+
+    def __repr__(self) -> str:
+        return "<lazyarr namespace, dask-style ufunc dtype=>"
+
+
+_DASK_STYLE = DaskStyleNamespace()
 
 
 class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
@@ -145,7 +173,8 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
 
     @property
     def array_api(self) -> Any:
-        return lazyarr
+        """lazyarr's namespace, with dask's meaning of a ufunc's ``dtype=``."""
+        return _DASK_STYLE
 
     def store(self, sources: Any, targets: Any, **kwargs: Any) -> Any:
         """Write ``sources`` into ``targets`` (zarr arrays) block by block, in one plan.

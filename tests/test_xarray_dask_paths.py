@@ -1,0 +1,101 @@
+"""xarray's code paths written for dask arrays, run on lazy arrays and compared with NumPy-backed
+xarray: ``ffill``/``bfill`` (the manager's ``scan``), ``cumsum``/``cumprod``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+
+import xarray.core.duck_array_ops as duck  # noqa: E402
+from xarray.namedarray.parallelcompat import list_chunkmanagers  # noqa: E402
+
+import lazyarr as la  # noqa: E402
+from lazyarr import config  # noqa: E402
+from lazyarr.xarray_chunkmanager import LazyarrManager  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def manager(monkeypatch):
+    """The ``lazyarr`` chunk manager as xarray finds it (added when not installed)."""
+    managers = list_chunkmanagers()
+    if "lazyarr" not in managers:
+        monkeypatch.setitem(managers, "lazyarr", LazyarrManager())
+    return managers["lazyarr"]
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def executor(request):
+    with config.set({"executor": request.param}):
+        yield request.param
+
+
+def _numpy_push(a: np.ndarray, n: int | None = None, axis: int = -1) -> np.ndarray:
+    """bottleneck's ``push`` in NumPy: NaNs filled from the last value, at most ``n`` in a row."""
+    b = np.moveaxis(np.array(a, copy=True), axis, -1)
+    n = b.shape[-1] if n is None else n
+    age = np.zeros(b.shape[:-1], dtype=int)
+    for i in range(1, b.shape[-1]):
+        gap = np.isnan(b[..., i])
+        age = np.where(gap, age + 1, 0)
+        take = gap & (age <= n)
+        b[..., i][take] = b[..., i - 1][take]
+    return np.moveaxis(b, -1, axis)
+
+
+@pytest.fixture
+def push(monkeypatch):
+    """xarray's fill needs bottleneck or numbagg; without them, a NumPy ``push`` stands in."""
+    try:
+        import bottleneck  # noqa: F401
+    except ImportError:
+        monkeypatch.setattr(duck, "_push", _numpy_push)
+    with xr.set_options(use_bottleneck=True, use_numbagg=False):
+        yield
+
+
+def _gappy(shape=(12, 3, 4), seed=3) -> xr.DataArray:
+    v = np.random.default_rng(seed).standard_normal(shape)
+    v[v > 0.1] = np.nan
+    return xr.DataArray(v, dims=("time", "y", "x"), coords={"time": np.arange(shape[0])})
+
+
+@pytest.mark.parametrize("limit", [None, 2, 7])
+@pytest.mark.parametrize("how", ["ffill", "bfill"])
+def test_fill_is_lazy_and_equals_numpy_xarray(executor, push, how, limit):
+    da = _gappy()
+    lazy = da.chunk({"time": (5, 1, 6), "y": 2}, chunked_array_type="lazyarr")
+    got = getattr(lazy, how)("time", limit=limit)
+    assert isinstance(got.data, la.LazyArray)
+    xr.testing.assert_allclose(got.compute(), getattr(da, how)("time", limit=limit))
+
+
+def test_fill_along_other_axes_and_size_one(push):
+    da = _gappy((4, 1, 9))
+    lazy = da.chunk({"x": 2}, chunked_array_type="lazyarr")
+    xr.testing.assert_allclose(lazy.ffill("x").compute(), da.ffill("x"))
+    xr.testing.assert_allclose(lazy.bfill("y").compute(), da.bfill("y"))
+
+
+@pytest.mark.parametrize("how", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_cumulative_ops_equal_numpy_xarray(executor, how, dtype):
+    da = _gappy()
+    if dtype == "int32":
+        da = (da.fillna(2) * 3).astype(dtype) % 4
+    lazy = da.chunk({"time": 5}, chunked_array_type="lazyarr")
+    for skipna in (None, False):
+        got = getattr(lazy, how)("time", skipna=skipna)
+        assert isinstance(got.data, la.LazyArray)
+        xr.testing.assert_allclose(got.compute(), getattr(da, how)("time", skipna=skipna))
+    xr.testing.assert_allclose(lazy.cumulative("time").sum().compute(), da.cumulative("time").sum())
+
+
+def test_array_api_casts_ufunc_results_as_dask_does(manager):
+    x = la.from_array(np.array([1.0, np.nan]), chunks=1)
+    got = manager.array_api.isnan(x, dtype=int)
+    assert got.dtype == np.dtype(int)
+    assert manager.array_api.where is la.where
+    with pytest.raises(TypeError):
+        la.isnan(x, dtype=int)  # lazyarr's own namespace keeps NumPy's rule
