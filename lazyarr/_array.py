@@ -34,9 +34,10 @@ __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
 # The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
 _NAMESPACE: dict[str, Any] = {}
 
-# ``x[mask]`` with a lazy boolean mask (a result whose length is a count); set by
-# ``lazyarr/namespace/compaction.py``, which sits above this module.
-_BOOLEAN_INDEX: dict[str, Callable[[Any, Any], Any]] = {}
+# indexing served by namespace modules above this one: "index", ``x[mask]`` with a lazy
+# boolean mask (``namespace/compaction.py``); "vindex" and "blocks", dask's indexers
+# (``namespace/dask_indexers.py``).
+_INDEXING: dict[str, Callable[..., Any]] = {}
 
 # numpy function -> lazyarr implementation, filled by the namespace modules.
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
@@ -457,15 +458,13 @@ class LazyArray(dask_collection.DaskCollection):
     def cumsum(
         self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
     ) -> LazyArray:
-        """NumPy's ``cumsum``; dask's ``method=`` is accepted (one blocked scan serves both)."""
-        _scan_options("cumsum", out, method)
+        stats.check_scan_options("cumsum", out, method)
         return wrap(stats.cumulative("sum", self._expr, axis, dtype))
 
     def cumprod(
         self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
     ) -> LazyArray:
-        """NumPy's ``cumprod``; dask's ``method=`` is accepted (one blocked scan serves both)."""
-        _scan_options("cumprod", out, method)
+        stats.check_scan_options("cumprod", out, method)
         return wrap(stats.cumulative("prod", self._expr, axis, dtype))
 
     def round(self, decimals: int = 0) -> LazyArray:
@@ -549,11 +548,21 @@ class LazyArray(dask_collection.DaskCollection):
         return self._via(np.trace, offset, axis1, axis2, dtype)
 
     # -- indexing -----------------------------------------------------------
+    @property
+    def vindex(self) -> Any:
+        """dask's pointwise indexing: integer arrays broadcast, their dimensions first."""
+        return _INDEXING["vindex"](self)
+
+    @property
+    def blocks(self) -> Any:
+        """dask's block indexing: ``x.blocks[i, j]`` is block ``(i, j)`` as a lazy array."""
+        return _INDEXING["blocks"](self)
+
     def __getitem__(self, index: Any) -> LazyArray:
         mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
         if isinstance(mask, LazyArray) and mask.dtype == np.bool_:
             # lazy: the length is the count of true values, computed before planning
-            return _BOOLEAN_INDEX["index"](self, mask)
+            return _INDEXING["index"](self, mask)
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -670,16 +679,6 @@ class LazyArray(dask_collection.DaskCollection):
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)
-
-
-def _scan_options(name: str, out: Any, method: str) -> None:
-    """Refuse ``out=`` and methods dask does not know (its two name one plan here)."""
-    if out is not None:
-        raise TypeError(f"{name}: out= is not supported by lazy arrays")
-    if method not in ("", "sequential", "blelloch"):
-        raise ValueError(
-            f'Invalid method for {name}.  Expected "sequential" or "blelloch".  Got: {method!r}'
-        )
 
 
 def _clip_bound(v: Any) -> Any:

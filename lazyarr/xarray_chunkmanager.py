@@ -19,7 +19,12 @@ Lazy arrays are Dask collections too (``dask.compute(x)`` works), and
 xarray's Dask manager claims every duck array that is a Dask collection;
 xarray refuses a type that two managers claim. So this manager, when
 xarray loads it, tells the Dask manager to leave lazy arrays to it
-(:func:`_leave_lazy_arrays_to_lazyarr`, the one change made to xarray).
+(:func:`_leave_lazy_arrays_to_lazyarr`). xarray also indexes every Dask
+collection through its Dask adapter, whose orthogonal indexing
+(``isel(y=[0, 1], x=[1, 2, 3])``) relies on dask's ``x[a, b]`` being outer;
+lazyarr's ``x[a, b]`` is NumPy's pointwise indexing, so the adapter indexes
+lazy arrays one axis at a time (:func:`_index_lazy_arrays_by_axis`). These two
+are the changes made to xarray.
 
 xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
 :attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
@@ -38,6 +43,7 @@ from typing import Any
 
 import numpy as np
 from dask.array.core import normalize_chunks as dask_normalize_chunks
+from xarray.core.indexing import DaskIndexingAdapter, OuterIndexer
 from xarray.namedarray.daskmanager import DaskManager
 from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
 
@@ -84,6 +90,27 @@ def _leave_lazy_arrays_to_lazyarr() -> None:
     DaskManager.is_chunked_array = is_chunked_array  # type: ignore[method-assign]
 
 
+def _index_lazy_arrays_by_axis() -> None:
+    """Make xarray's Dask adapter index lazy arrays orthogonally one axis at a time
+    (idempotent): several integer arrays in ``x[...]`` are pointwise in lazyarr, as in NumPy."""
+    oindex = DaskIndexingAdapter._oindex_get
+    if getattr(oindex, "by_axis_for_lazyarr", False):
+        return
+
+    def _oindex_get(self: DaskIndexingAdapter, indexer: OuterIndexer) -> Any:
+        key = indexer.tuple
+        if not isinstance(self.array, LazyArray) or sum(not isinstance(k, slice) for k in key) < 2:
+            return oindex(self, indexer)
+        value = self.array
+        for axis, k in reversed(list(enumerate(key))):
+            if not isinstance(k, slice) or k != slice(None):
+                value = value[(slice(None),) * axis + (k,)]
+        return value
+
+    _oindex_get.by_axis_for_lazyarr = True  # type: ignore[attr-defined]
+    DaskIndexingAdapter._oindex_get = _oindex_get  # type: ignore[method-assign]
+
+
 class DaskStyleNamespace:
     """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
     casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
@@ -114,6 +141,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
     def __init__(self) -> None:
         self.array_cls = LazyArray
         _leave_lazy_arrays_to_lazyarr()
+        _index_lazy_arrays_by_axis()
 
     def is_chunked_array(self, data: Any) -> bool:
         return isinstance(data, LazyArray)

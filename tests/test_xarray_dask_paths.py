@@ -1,5 +1,6 @@
 """xarray's code paths written for dask arrays, run on lazy arrays and compared with NumPy-backed
-xarray: ``ffill``/``bfill`` (the manager's ``scan``), ``cumsum``/``cumprod``."""
+xarray: ``ffill``/``bfill`` (the manager's ``scan``), ``cumsum``/``cumprod``, vectorized and
+orthogonal ``isel`` (``vindex``, the Dask adapter)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,35 @@ def test_array_api_casts_ufunc_results_as_dask_does(manager):
     assert manager.array_api.where is la.where
     with pytest.raises(TypeError):
         la.isnan(x, dtype=int)  # lazyarr's own namespace keeps NumPy's rule
+
+
+def _grid() -> xr.DataArray:
+    x = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    return xr.DataArray(x, dims=("t", "y", "x"), coords={"t": [10, 20, 30], "x": np.arange(5.0)})
+
+
+def _points(*dims: str, values=((0, 2, 1), (4, 0, 1))) -> dict[str, xr.DataArray]:
+    return {d: xr.DataArray(list(v), dims="p") for d, v in zip(dims, values)}
+
+
+@pytest.mark.parametrize(
+    "sel",
+    [
+        _points("t", "x"),
+        _points("y", "x", values=((0, 3, 3), (4, 0, 1))),
+        {
+            "t": xr.DataArray([[0, 2], [1, 1]], dims=("p", "q")),
+            "y": 1,
+            "x": xr.DataArray([4, 0], dims="q"),
+        },
+        {"y": [0, 1], "x": [1, 2, 3]},  # orthogonal: two lists
+        {"y": [3, 1], "x": [4, 0]},  # orthogonal, lists of one length (pointwise would fit too)
+        {"t": 0, "y": slice(1, 3), "x": [4]},
+    ],
+)
+def test_isel_equals_numpy_xarray(executor, sel):
+    da = _grid()
+    lazy = da.chunk({"t": 2, "x": 3}, chunked_array_type="lazyarr")
+    got = lazy.isel(sel)
+    assert isinstance(got.data, la.LazyArray)
+    xr.testing.assert_identical(got.compute(), da.isel(sel))
