@@ -27,6 +27,7 @@ from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
+from lazyarr.io.readers import is_dask_array
 from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
@@ -115,7 +116,8 @@ def _unary(func: str) -> Callable[[LazyArray], LazyArray]:
 
 
 def _is_operand(value: Any) -> bool:
-    return isinstance(
+    """What lazy operators take: arrays, scalars, sequences, and Dask arrays (read lazily)."""
+    return is_dask_array(value) or isinstance(
         value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
     )
 

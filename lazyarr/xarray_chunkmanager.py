@@ -23,8 +23,12 @@ xarray loads it, tells the Dask manager to leave lazy arrays to it
 collection through its Dask adapter, whose orthogonal indexing
 (``isel(y=[0, 1], x=[1, 2, 3])``) relies on dask's ``x[a, b]`` being outer;
 lazyarr's ``x[a, b]`` is NumPy's pointwise indexing, so the adapter indexes
-lazy arrays one axis at a time (:func:`_index_lazy_arrays_by_axis`). These two
-are the changes made to xarray.
+lazy arrays one axis at a time (:func:`_index_lazy_arrays_by_axis`). And
+``apply_ufunc(..., dask="parallelized")`` over lazy arrays and Dask arrays
+together (``interp`` chunks its coordinates with Dask) runs on lazyarr, the
+Dask arrays read lazily as sources, where xarray refuses to mix chunk types
+(:func:`_run_mixed_apply_ufunc_on_lazyarr`). These three are the changes
+made to xarray.
 
 xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
 :attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
@@ -43,6 +47,7 @@ from typing import Any
 
 import numpy as np
 from dask.array.core import normalize_chunks as dask_normalize_chunks
+from xarray.computation import apply_ufunc as xr_apply_ufunc
 from xarray.core.indexing import DaskIndexingAdapter, OuterIndexer
 from xarray.namedarray.daskmanager import DaskManager
 from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
@@ -50,6 +55,7 @@ from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
 import lazyarr
 from lazyarr._array import LazyArray
 from lazyarr._convert import chunk_limit
+from lazyarr.io.readers import is_dask_array
 from lazyarr.namespace.compute import compute as compute_all
 from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
@@ -111,6 +117,23 @@ def _index_lazy_arrays_by_axis() -> None:
     DaskIndexingAdapter._oindex_get = _oindex_get  # type: ignore[method-assign]
 
 
+def _run_mixed_apply_ufunc_on_lazyarr(manager: LazyarrManager) -> None:
+    """Make ``apply_ufunc`` pick ``manager`` for lazy arrays mixed with Dask arrays (its
+    functions read the Dask arrays as lazy sources), not refuse the mix (idempotent)."""
+    choose = xr_apply_ufunc.get_chunked_array_type
+    if getattr(choose, "mixes_for_lazyarr", False):
+        return
+
+    def get_chunked_array_type(*args: Any) -> Any:
+        lazy = any(isinstance(a, LazyArray) for a in args)
+        if lazy and all(isinstance(a, LazyArray) or not is_dask_array(a) for a in args):
+            return choose(*args)
+        return manager if lazy else choose(*args)
+
+    get_chunked_array_type.mixes_for_lazyarr = True  # type: ignore[attr-defined]
+    xr_apply_ufunc.get_chunked_array_type = get_chunked_array_type
+
+
 class DaskStyleNamespace:
     """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
     casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
@@ -142,6 +165,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         self.array_cls = LazyArray
         _leave_lazy_arrays_to_lazyarr()
         _index_lazy_arrays_by_axis()
+        _run_mixed_apply_ufunc_on_lazyarr(self)
 
     def is_chunked_array(self, data: Any) -> bool:
         return isinstance(data, LazyArray)
@@ -232,6 +256,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         chunks of the first array that has it (a dimension of size 1 broadcasts)."""
         pairs = list(zip(args[::2], args[1::2]))
         chunkss: dict[Any, tuple[int, ...]] = {}
+        pairs = [(lazyarr.from_dask(a) if is_dask_array(a) else a, ind) for a, ind in pairs]
         for a, ind in pairs:
             if ind is None or not isinstance(a, LazyArray):
                 continue

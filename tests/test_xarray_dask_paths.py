@@ -1,6 +1,6 @@
 """xarray's code paths written for dask arrays, run on lazy arrays and compared with NumPy-backed
 xarray: ``ffill``/``bfill`` (the manager's ``scan``), ``cumsum``/``cumprod``, vectorized and
-orthogonal ``isel`` (``vindex``, the Dask adapter)."""
+orthogonal ``isel`` (``vindex``, the Dask adapter), ``interp`` (Dask coordinates read lazily)."""
 
 from __future__ import annotations
 
@@ -132,3 +132,32 @@ def test_isel_equals_numpy_xarray(executor, sel):
     got = lazy.isel(sel)
     assert isinstance(got.data, la.LazyArray)
     xr.testing.assert_identical(got.compute(), da.isel(sel))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"lat": [-50.0, 0.5, 33.0]},
+        {"lat": [-50.0, 0.5], "lon": [0.5, 3.2]},
+        {"lat": [10.0], "method": "nearest"},
+        {"lat": xr.DataArray([-10.0, 20.0], dims="p"), "lon": xr.DataArray([0.5, 1.5], dims="p")},
+    ],
+)
+def test_interp_is_lazy_and_equals_numpy_xarray(kw):
+    rng = np.random.default_rng(0)
+    coords = {"time": np.arange(6), "lat": np.linspace(-60, 60, 8), "lon": np.arange(5.0)}
+    da = xr.DataArray(rng.random((6, 8, 5)), dims=("time", "lat", "lon"), coords=coords)
+    lazy = da.chunk({"time": 4, "lat": 3}, chunked_array_type="lazyarr")
+    with config.set(executor="raise"):  # xarray chunks the coordinates with Dask: read lazily
+        got = lazy.interp(**kw)
+    assert isinstance(got.data, la.LazyArray)
+    xr.testing.assert_allclose(got.compute(), da.interp(**kw))
+
+
+def test_apply_ufunc_on_lazy_and_dask_arrays_runs_on_lazyarr():
+    x = xr.DataArray(np.arange(12.0).reshape(3, 4), dims=("a", "b"))
+    lazy = x.chunk({"a": 2}, chunked_array_type="lazyarr")
+    dask = x.chunk({"b": 3})  # xarray's default manager: Dask
+    got = xr.apply_ufunc(np.subtract, lazy, dask * 2, dask="parallelized", output_dtypes=[float])
+    assert isinstance(got.data, la.LazyArray)
+    xr.testing.assert_equal(got.compute(), x - x * 2)
