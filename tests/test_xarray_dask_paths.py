@@ -1,6 +1,7 @@
 """xarray's code paths written for dask arrays, run on lazy arrays and compared with NumPy-backed
 xarray: ``ffill``/``bfill`` (the manager's ``scan``), ``cumsum``/``cumprod``, vectorized and
-orthogonal ``isel`` (``vindex``, the Dask adapter), ``interp`` (Dask coordinates read lazily)."""
+orthogonal ``isel`` (``vindex``, the Dask adapter), ``interp`` (Dask coordinates read lazily),
+``polyfit`` (least squares via ``reshape_blockwise``, ``linalg.lstsq``, ``apply_along_axis``)."""
 
 from __future__ import annotations
 
@@ -161,3 +162,38 @@ def test_apply_ufunc_on_lazy_and_dask_arrays_runs_on_lazyarr():
     got = xr.apply_ufunc(np.subtract, lazy, dask * 2, dask="parallelized", output_dtypes=[float])
     assert isinstance(got.data, la.LazyArray)
     xr.testing.assert_equal(got.compute(), x - x * 2)
+
+
+def _trend(nan: bool = True) -> xr.DataArray:
+    t = np.arange(20.0)
+    v = 3 + 0.5 * t[:, None, None] + np.random.default_rng(0).standard_normal((20, 3, 4))
+    if nan:
+        v[3, 1, 2] = np.nan
+    return xr.DataArray(v, dims=("time", "lat", "lon"), coords={"time": t})
+
+
+@pytest.mark.parametrize(
+    ("select", "chunks", "deg", "kw"),
+    [
+        ({}, {"time": 6, "lat": 2}, 1, {}),
+        ({}, {"time": (7, 13), "lon": 3}, 1, {"skipna": True}),
+        ({}, {"time": 6}, 1, {"skipna": False}),
+        ({"lat": 0, "lon": 0}, {"time": 5}, 2, {}),
+        ({"lat": 0}, {"time": 5}, 1, {"full": True}),
+    ],
+)
+def test_polyfit_is_lazy_and_equals_numpy_xarray(select, chunks, deg, kw):
+    da = _trend().isel(select)
+    lazy = da.chunk(chunks, chunked_array_type="lazyarr")
+    with config.set(executor="raise"):
+        got = lazy.polyfit("time", deg, **kw)
+    assert isinstance(got.polyfit_coefficients.data, la.LazyArray)
+    xr.testing.assert_allclose(got.compute(), da.polyfit("time", deg, **kw))
+
+
+def test_polyfit_of_ints_with_covariance_on_numba():
+    da = (_trend(nan=False) * 4).astype("int32")
+    lazy = da.chunk({"time": 4, "lat": 1}, chunked_array_type="lazyarr")
+    with config.set(executor="numba"):
+        got = lazy.polyfit("time", 1, cov=True).compute()
+    xr.testing.assert_allclose(got, da.polyfit("time", 1, cov=True))

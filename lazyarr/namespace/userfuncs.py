@@ -243,7 +243,7 @@ def blockwise(
     pairs = []
     whole = []
     for a, ind in zip(args[::2], args[1::2]):
-        if ind is None and isinstance(a, LazyArray):  # passed whole to every call, as dask does
+        if ind is None and (isinstance(a, LazyArray) or is_dask_array(a)):  # whole, as in dask
             e = as_expr(a)
             whole.append(len(pairs))
             pairs.append((e, ids([object() for _ in range(e.ndim)])))
