@@ -97,3 +97,10 @@ def test_array_cumsum_takes_dasks_keywords():
     assert_eq(a.cumprod(axis=0, method="sequential"), np.cumprod(x))
     with pytest.raises(ValueError, match="Invalid method"):
         a.cumsum(axis=0, method="tree")
+
+
+def test_on_the_dask_executor(dask_ex):
+    x = gappy((6, 9), seed=4)
+    a = la.from_array(x, chunks=(4, (2, 4, 3)))
+    got = la.cumreduction(ffill, keep_last, np.nan, a, axis=1, dtype=a.dtype)
+    assert_eq(got, ffill(x, 1), executors=["dask"], passes=(True,))
