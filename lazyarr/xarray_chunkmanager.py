@@ -126,9 +126,7 @@ def _run_mixed_apply_ufunc_on_lazyarr(manager: LazyarrManager) -> None:
 
     def get_chunked_array_type(*args: Any) -> Any:
         lazy = any(isinstance(a, LazyArray) for a in args)
-        if lazy and all(isinstance(a, LazyArray) or not is_dask_array(a) for a in args):
-            return choose(*args)
-        return manager if lazy else choose(*args)
+        return manager if lazy and any(is_dask_array(a) for a in args) else choose(*args)
 
     get_chunked_array_type.mixes_for_lazyarr = True  # type: ignore[attr-defined]
     xr_apply_ufunc.get_chunked_array_type = get_chunked_array_type

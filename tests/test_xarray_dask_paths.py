@@ -197,3 +197,15 @@ def test_polyfit_of_ints_with_covariance_on_numba():
     with config.set(executor="numba"):
         got = lazy.polyfit("time", 1, cov=True).compute()
     xr.testing.assert_allclose(got, da.polyfit("time", 1, cov=True))
+
+
+def test_unify_chunks_reads_dask_arrays_as_lazy_sources(manager):
+    import dask.array as dsk
+
+    x = np.arange(12.0).reshape(3, 4)
+    lazy = la.from_array(x, chunks=(2, 4))
+    d = dsk.from_array(x * 2, chunks=(3, 2))
+    chunkss, (a, b) = manager.unify_chunks(lazy, "ij", d, "ij")
+    assert chunkss == {"i": (2, 1), "j": (4,)}
+    assert isinstance(b, la.LazyArray) and b.chunks == a.chunks == ((2, 1), (4,))
+    np.testing.assert_array_equal(b.compute(), x * 2)
