@@ -105,11 +105,15 @@ def _index_lazy_arrays_by_axis() -> None:
 
     def _oindex_get(self: DaskIndexingAdapter, indexer: OuterIndexer) -> Any:
         key = indexer.tuple
-        if not isinstance(self.array, LazyArray) or sum(not isinstance(k, slice) for k in key) < 2:
+        arrays = sum(not isinstance(k, slice) for k in key)
+        lazy = any(isinstance(k, LazyArray) for k in key)
+        if not isinstance(self.array, LazyArray) or (arrays < 2 and not lazy):
             return oindex(self, indexer)
         value = self.array
         for axis, k in reversed(list(enumerate(key))):
-            if not isinstance(k, slice) or k != slice(None):
+            if isinstance(k, LazyArray) and value.ndim == 1:
+                value = value.vindex[k]  # a coordinate at lazy positions (idxmax): no compute
+            elif not isinstance(k, slice) or k != slice(None):
                 value = value[(slice(None),) * axis + (k,)]
         return value
 

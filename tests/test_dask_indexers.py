@@ -86,3 +86,21 @@ def test_blocks_raise_index_errors_when_written():
         for bad in [(2,), (0, 3), (0, 0, 0, 0), (None,), (np.array([[0]]),), (0.5,)]:
             with pytest.raises(IndexError):
                 a.blocks[bad]
+
+
+def test_vindex_with_lazy_indices_gathers_from_a_one_block_array_without_computing():
+    coord = np.arange(6.0) * 2 - 3
+    x = la.from_array(coord, chunks=6)
+    idx = np.array([[5, 0], [-1, 2], [3, 3]])
+    lazy_idx = la.from_array(idx, chunks=(2, 1))
+    with config.set(executor="raise"):
+        got = x.vindex[lazy_idx]
+    assert got.chunks == ((2, 1), (1, 1))
+    assert_eq(got, coord[idx])
+    grid = la.from_array(X[0], chunks=-1)  # 2-d, one lazy and one NumPy index array
+    rows = la.from_array(np.array([0, 3, 1]), chunks=2)
+    with config.set(executor="raise"):
+        both = grid.vindex[rows, np.array([[4], [0]])]
+    assert_eq(both, X[0][np.array([0, 3, 1]), np.array([[4], [0]])])
+    # more than one block: the indices are computed first, as in x[...]
+    assert_eq(lazy().vindex[la.from_array(np.array([2, 0]), chunks=1)], X[[2, 0]])

@@ -209,3 +209,17 @@ def test_unify_chunks_reads_dask_arrays_as_lazy_sources(manager):
     assert chunkss == {"i": (2, 1), "j": (4,)}
     assert isinstance(b, la.LazyArray) and b.chunks == a.chunks == ((2, 1), (4,))
     np.testing.assert_array_equal(b.compute(), x * 2)
+
+
+@pytest.mark.parametrize(("how", "dim"), [("idxmax", "t"), ("idxmin", "y")])
+def test_idxmax_and_idxmin_are_lazy(how, dim):
+    x = np.random.default_rng(1).random((6, 4, 3))
+    x[:, 0, 0] = np.nan  # all-NaN along t: NaN, as in xarray
+    x[2, 1, 1] = np.nan
+    coords = {"t": np.arange(6) * 2.0, "y": [1, 5, 2, 7]}
+    da = xr.DataArray(x, dims=("t", "y", "z"), coords=coords)
+    lazy = da.chunk({"t": 4, "y": 3}, chunked_array_type="lazyarr")
+    with config.set(executor="raise"):  # the coordinate is gathered at the lazy argmax
+        got = getattr(lazy, how)(dim)
+    assert isinstance(got.data, la.LazyArray)
+    xr.testing.assert_equal(got.compute(), getattr(da, how)(dim))
