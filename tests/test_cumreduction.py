@@ -97,6 +97,10 @@ def test_array_cumsum_takes_dasks_keywords():
     assert_eq(a.cumprod(axis=0, method="sequential"), np.cumprod(x))
     with pytest.raises(ValueError, match="Invalid method"):
         a.cumsum(axis=0, method="tree")
+    assert_eq(la.cumsum(a, method="blelloch"), np.cumsum(x), executors=["numpy"])
+    assert_eq(la.cumprod(a, 0, None, None, method="sequential"), np.cumprod(x), executors=["numpy"])
+    with pytest.raises(TypeError, match="out="):
+        la.cumsum(a, out=a)
 
 
 def test_on_the_dask_executor(dask_ex):

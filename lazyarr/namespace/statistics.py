@@ -72,16 +72,22 @@ def cumulative_prod(
 
 
 @implements("cumsum")
-def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None)."""
-    _no_out(out, "cumsum")
+def cumsum(
+    a: Any, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+) -> LazyArray:
+    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None);
+    dask's ``method=`` is accepted (both of its methods are this one blocked scan)."""
+    _stats.check_scan_options("cumsum", out, method)
     return wrap(_stats.cumulative("sum", as_expr(a), axis, dtype))
 
 
 @implements("cumprod")
-def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative product along ``axis`` (of the flattened array when ``axis`` is None)."""
-    _no_out(out, "cumprod")
+def cumprod(
+    a: Any, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+) -> LazyArray:
+    """Cumulative product along ``axis`` (of the flattened array when ``axis`` is None);
+    dask's ``method=`` is accepted (both of its methods are this one blocked scan)."""
+    _stats.check_scan_options("cumprod", out, method)
     return wrap(_stats.cumulative("prod", as_expr(a), axis, dtype))
 
 
