@@ -55,6 +55,16 @@ def test_cumsum_by_parts_matches_numpy(dtype):
     assert_eq(got, np.multiply.accumulate(x, axis=0, dtype="int64"))
 
 
+def test_an_identity_the_dtype_cannot_hold_widens_only_the_carries():
+    x = np.arange(10, dtype=np.int32) * 3
+    a = la.from_array(x, chunks=4)
+    got = la.cumreduction(ffill, keep_last, np.nan, a, axis=0, dtype=a.dtype)
+    assert got.dtype == np.int32
+    assert_eq(got, x)
+    with pytest.raises(TypeError, match="number"):
+        la.cumreduction(ffill, keep_last, "nan", a, axis=0, dtype=a.dtype)
+
+
 def test_carry_order_is_carry_then_block():
     # a non-commutative binop: dask calls binop(carry, block)
     x = np.arange(6.0)

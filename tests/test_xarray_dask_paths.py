@@ -78,6 +78,9 @@ def test_fill_along_other_axes_and_size_one(push):
     lazy = da.chunk({"x": 2}, chunked_array_type="lazyarr")
     xr.testing.assert_allclose(lazy.ffill("x").compute(), da.ffill("x"))
     xr.testing.assert_allclose(lazy.bfill("y").compute(), da.bfill("y"))
+    ints = xr.DataArray(np.arange(12, dtype=np.int16).reshape(6, 2), dims=("t", "x"))
+    got = ints.chunk({"t": 2}, chunked_array_type="lazyarr").ffill("t")  # NaN identity on ints
+    xr.testing.assert_identical(got.compute(), ints.ffill("t"))
 
 
 @pytest.mark.parametrize("how", ["cumsum", "cumprod"])

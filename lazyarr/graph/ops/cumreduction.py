@@ -68,12 +68,15 @@ def takes_dtype(func: Any) -> bool:
         return isinstance(owner, np.ufunc) and getattr(func, "__name__", "") == "accumulate"
 
 
-def _ident_value(ident: Any, dtype: np.dtype) -> Any:
-    """``ident`` as a value the op's structural key can hold (a NumPy scalar of ``dtype``)."""
-    try:
-        return np.asarray(ident, dtype=dtype)[()]
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"cumreduction: identity {ident!r} does not fit dtype {dtype}") from e
+def _carry_dtype(ident: Any, dtype: np.dtype) -> np.dtype:
+    """The dtype of the carries: the scan's, or wider where ``ident`` does not fit in it
+    (NaN, the identity of xarray's fill, on integers: the carry stays exact)."""
+    value = np.asarray(ident)
+    if value.dtype.kind in "OUSV":
+        raise TypeError(f"cumreduction: the identity must be a number, not {ident!r}")
+    if np.can_cast(value.dtype, dtype, casting="same_kind"):
+        return dtype
+    return np.result_type(dtype, value.dtype)
 
 
 def cumreduction(
@@ -108,20 +111,21 @@ def cumreduction(
     nb = x.numblocks[ax]
     if nb == 1:
         return blocks
-    value = _ident_value(ident, dtype)
+    carry_dtype = _carry_dtype(ident, dtype)
+    value = np.asarray(ident, dtype=carry_dtype)[()]
     along = (*x.shape[:ax], nb, *x.shape[ax + 1 :])
     totals = Expr(
         UserScanTotals(func=fn.label, axis=ax, ident=value),
         (blocks,),
         along,
-        dtype,
+        carry_dtype,
         (*x.chunks[:ax], (1,) * nb, *x.chunks[ax + 1 :]),
     )
     carry = Expr(
         UserScanCarry(func=fn.label, axis=ax, binop=bin_fn, ident=value),
         (totals,),
         along,
-        dtype,
+        carry_dtype,
         (*x.chunks[:ax], (nb,), *x.chunks[ax + 1 :]),
     )
     op = UserScanCombine(func=fn.label, axis=ax, binop=bin_fn)

@@ -1,7 +1,8 @@
 """NumPy kernels of the user's scan (``cumreduction``): totals, carries and combine with ``binop``.
 
 The user's ``binop`` sees the carry first and the block second, as in dask's
-sequential scan; its results are cast to the scan's dtype.
+sequential scan; carries keep their own dtype (wider than the scan's where the
+identity needs it), combined blocks are cast to the scan's dtype.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _one_along(shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
 def user_scan_totals(op: UserScanTotals, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
     if x.shape[op.axis] == 0:
         return np.full(tuple(s.stop - s.start for s in out), op.ident, dtype=expr.dtype)
-    return x
+    return x.astype(expr.dtype, copy=False)
 
 
 @register(UserScanCarry)
