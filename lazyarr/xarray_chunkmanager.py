@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 from dask.array.core import normalize_chunks as dask_normalize_chunks
-from xarray.computation import apply_ufunc as xr_apply_ufunc
 from xarray.core.indexing import DaskIndexingAdapter, OuterIndexer
 from xarray.namedarray.daskmanager import DaskManager
 from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
@@ -60,6 +59,11 @@ from lazyarr.namespace.compute import compute as compute_all
 from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
 from lazyarr.namespace.io import store as store_all
+
+try:
+    from xarray.computation import apply_ufunc as xr_apply_ufunc
+except ImportError:  # xarray before its computation/ package kept apply_ufunc here
+    from xarray.core import computation as xr_apply_ufunc  # type: ignore[no-redef]
 
 __all__ = ["DaskStyleNamespace", "LazyarrManager"]
 
@@ -99,8 +103,8 @@ def _leave_lazy_arrays_to_lazyarr() -> None:
 def _index_lazy_arrays_by_axis() -> None:
     """Make xarray's Dask adapter index lazy arrays orthogonally one axis at a time
     (idempotent): several integer arrays in ``x[...]`` are pointwise in lazyarr, as in NumPy."""
-    oindex = DaskIndexingAdapter._oindex_get
-    if getattr(oindex, "by_axis_for_lazyarr", False):
+    oindex = getattr(DaskIndexingAdapter, "_oindex_get", None)
+    if oindex is None or getattr(oindex, "by_axis_for_lazyarr", False):
         return
 
     def _oindex_get(self: DaskIndexingAdapter, indexer: OuterIndexer) -> Any:
