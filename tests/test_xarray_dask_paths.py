@@ -226,3 +226,20 @@ def test_idxmax_and_idxmin_are_lazy(how, dim):
         got = getattr(lazy, how)(dim)
     assert isinstance(got.data, la.LazyArray)
     xr.testing.assert_equal(got.compute(), getattr(da, how)(dim))
+
+
+def test_manager_scan_is_cumreduction_with_xarrays_keywords(manager):
+    x = np.arange(10.0)
+    a = la.from_array(x, chunks=3)
+    got = manager.scan(
+        func=np.cumsum,
+        binop=np.add,
+        ident=0,
+        arr=a,
+        axis=0,
+        dtype=a.dtype,
+        method="blelloch",
+        preop=np.sum,
+    )
+    assert isinstance(got, la.LazyArray)
+    np.testing.assert_array_equal(got.compute(), np.cumsum(x))
