@@ -165,6 +165,11 @@ def test_apply_ufunc_on_lazy_and_dask_arrays_runs_on_lazyarr():
     got = xr.apply_ufunc(np.subtract, lazy, dask * 2, dask="parallelized", output_dtypes=[float])
     assert isinstance(got.data, la.LazyArray)
     xr.testing.assert_equal(got.compute(), x - x * 2)
+    with config.set(executor="raise"):
+        mixed = [lazy + dask, dask * lazy, np.maximum(dask, lazy), xr.where(lazy > 3, dask, -lazy)]
+    assert all(isinstance(m.data, la.LazyArray) for m in mixed)
+    for m, want in zip(mixed, [x + x, x * x, x, xr.where(x > 3, x, -x)]):
+        xr.testing.assert_equal(m.compute(), want)
 
 
 def _trend(nan: bool = True) -> xr.DataArray:
