@@ -14,7 +14,15 @@ from lazyarr.graph.ops._common import is_scalar
 from lazyarr.graph.token import ArrayData
 from lazyarr.io.readers import DaskReader, is_dask_array
 
-__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "is_auto", "source_expr"]
+__all__ = [
+    "as_expr",
+    "as_operand",
+    "chunk_limit",
+    "chunks_for",
+    "dask_source",
+    "is_auto",
+    "source_expr",
+]
 
 
 def chunk_limit() -> int:

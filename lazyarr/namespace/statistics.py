@@ -91,9 +91,6 @@ def cumprod(
     return wrap(_stats.cumulative("prod", as_expr(a), axis, dtype))
 
 
-_METHODS = ("sequential", "blelloch")
-
-
 def cumreduction(
     func: Callable[..., Any],
     binop: Callable[..., Any],
