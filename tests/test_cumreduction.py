@@ -118,3 +118,11 @@ def test_on_the_dask_executor(dask_ex):
     a = la.from_array(x, chunks=(4, (2, 4, 3)))
     got = la.cumreduction(ffill, keep_last, np.nan, a, axis=1, dtype=a.dtype)
     assert_eq(got, ffill(x, 1), executors=["dask"], passes=(True,))
+
+
+def test_empty_blocks_first_and_empty_arrays():
+    x = np.arange(14.0).reshape(2, 7)
+    a = la.from_array(x, chunks=(1, (0, 3, 0, 4, 0)))
+    assert_eq(la.cumreduction(np.cumsum, np.add, 0, a, axis=1), np.cumsum(x, 1))
+    empty = la.from_array(np.zeros((3, 0)), chunks=(2, 1))
+    assert_eq(la.cumreduction(np.cumsum, np.add, 0, empty, axis=0), np.zeros((3, 0)))
