@@ -35,9 +35,8 @@ __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
 # The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
 _NAMESPACE: dict[str, Any] = {}
 
-# indexing served by namespace modules above this one: "index", ``x[mask]`` with a lazy
-# boolean mask (``namespace/compaction.py``); "vindex" and "blocks", dask's indexers
-# (``namespace/dask_indexers.py``).
+# indexing served by modules above this one: "index" (``x[mask]``, a lazy boolean mask:
+# ``namespace/compaction.py``), "vindex" and "blocks" (``namespace/dask_indexers.py``).
 _INDEXING: dict[str, Callable[..., Any]] = {}
 
 # numpy function -> lazyarr implementation, filled by the namespace modules.
