@@ -1,4 +1,5 @@
-"""``la.cumreduction`` (dask's scan with the user's functions) against NumPy's own scans."""
+"""``la.cumreduction`` (dask's scan with the user's functions) against NumPy's own scans (and,
+on the dask executor, the other new op kinds of dask's API: ``reshape_blockwise``, ``blocks``)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,15 @@ def test_on_the_dask_executor(dask_ex):
     a = la.from_array(x, chunks=(4, (2, 4, 3)))
     got = la.cumreduction(ffill, keep_last, np.nan, a, axis=1, dtype=a.dtype)
     assert_eq(got, ffill(x, 1), executors=["dask"], passes=(True,))
+    # the other new op kinds of this change, on one cluster: blockwise reshape, block picks
+    flat = la.reshape_blockwise(a, (54,))
+    back = la.reshape_blockwise(flat, x.shape, chunks=a.chunks)
+    assert_eq(
+        back.blocks[1, ::-1],
+        np.concatenate([x[4:, 6:], x[4:, 2:6], x[4:, :2]], axis=1),
+        executors=["dask"],
+        passes=(True,),
+    )
 
 
 def test_empty_blocks_first_and_empty_arrays():
