@@ -17,6 +17,7 @@ from lazyarr import random as random
 from lazyarr._array import LazyArray as LazyArray
 from lazyarr._fallback import NumPyFallbackWarning as NumPyFallbackWarning
 from lazyarr._version import __version__ as __version__
+from lazyarr.namespace import dask_indexers as _dask_indexers  # noqa: F401  (x.vindex, x.blocks)
 from lazyarr.namespace.compute import *  # noqa: F403
 from lazyarr.namespace.creation import *  # noqa: F403
 from lazyarr.namespace.daskarray import from_dask as from_dask

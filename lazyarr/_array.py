@@ -27,6 +27,7 @@ from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
+from lazyarr.io.readers import is_dask_array
 from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
@@ -34,9 +35,9 @@ __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
 # The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
 _NAMESPACE: dict[str, Any] = {}
 
-# ``x[mask]`` with a lazy boolean mask (a result whose length is a count); set by
-# ``lazyarr/namespace/compaction.py``, which sits above this module.
-_BOOLEAN_INDEX: dict[str, Callable[[Any, Any], Any]] = {}
+# indexing served by modules above this one: "index" (``x[mask]``, a lazy boolean mask:
+# ``namespace/compaction.py``), "vindex" and "blocks" (``namespace/dask_indexers.py``).
+_INDEXING: dict[str, Callable[..., Any]] = {}
 
 # numpy function -> lazyarr implementation, filled by the namespace modules.
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
@@ -114,7 +115,8 @@ def _unary(func: str) -> Callable[[LazyArray], LazyArray]:
 
 
 def _is_operand(value: Any) -> bool:
-    return isinstance(
+    """What lazy operators take: arrays, scalars, sequences, and Dask arrays (read lazily)."""
+    return is_dask_array(value) or isinstance(
         value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
     )
 
@@ -454,10 +456,16 @@ class LazyArray(dask_collection.DaskCollection):
     def all(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
         return self._reduce("all", axis, keepdims)
 
-    def cumsum(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+    def cumsum(
+        self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+    ) -> LazyArray:
+        stats.check_scan_options("cumsum", out, method)
         return wrap(stats.cumulative("sum", self._expr, axis, dtype))
 
-    def cumprod(self, axis: int | None = None, dtype: Any = None) -> LazyArray:
+    def cumprod(
+        self, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+    ) -> LazyArray:
+        stats.check_scan_options("cumprod", out, method)
         return wrap(stats.cumulative("prod", self._expr, axis, dtype))
 
     def round(self, decimals: int = 0) -> LazyArray:
@@ -541,11 +549,21 @@ class LazyArray(dask_collection.DaskCollection):
         return self._via(np.trace, offset, axis1, axis2, dtype)
 
     # -- indexing -----------------------------------------------------------
+    @property
+    def vindex(self) -> Any:
+        """dask's pointwise indexing: integer arrays broadcast, their dimensions first."""
+        return _INDEXING["vindex"](self)
+
+    @property
+    def blocks(self) -> Any:
+        """dask's block indexing: ``x.blocks[i, j]`` is block ``(i, j)`` as a lazy array."""
+        return _INDEXING["blocks"](self)
+
     def __getitem__(self, index: Any) -> LazyArray:
         mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
         if isinstance(mask, LazyArray) and mask.dtype == np.bool_:
             # lazy: the length is the count of true values, computed before planning
-            return _BOOLEAN_INDEX["index"](self, mask)
+            return _INDEXING["index"](self, mask)
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
 
     def __setitem__(self, index: Any, value: Any) -> None:

@@ -9,11 +9,20 @@ import numpy as np
 from lazyarr import config
 from lazyarr.graph.chunks import normalize_chunks
 from lazyarr.graph.expr import Expr
-from lazyarr.graph.ops import from_array
+from lazyarr.graph.ops import FromReader, from_array
 from lazyarr.graph.ops._common import is_scalar
 from lazyarr.graph.token import ArrayData
+from lazyarr.io.readers import DaskReader, is_dask_array
 
-__all__ = ["as_expr", "as_operand", "chunk_limit", "chunks_for", "is_auto", "source_expr"]
+__all__ = [
+    "as_expr",
+    "as_operand",
+    "chunk_limit",
+    "chunks_for",
+    "dask_source",
+    "is_auto",
+    "source_expr",
+]
 
 
 def chunk_limit() -> int:
@@ -48,10 +57,25 @@ def as_expr(value: Any, chunks: Any = "auto") -> Expr:
         return expr
     if isinstance(value, Expr):
         return value
+    if is_dask_array(value):
+        return dask_source(value)
     arr = np.asarray(value)
     # np.asarray made a fresh array (lists, scalars): nobody else can write to it
     owned = arr is not value and arr.base is None
     return source_expr(arr, chunks, owned)
+
+
+def dask_source(darr: Any) -> Expr:
+    """A source over a Dask array, in its chunks: each block computes the Dask blocks
+    under it when it runs (so ``lazy + dask_array`` stays lazy)."""
+    if any(np.isnan(c) for axis in darr.chunks for c in axis):
+        raise ValueError(
+            "the Dask array has unknown chunk sizes: call compute_chunk_sizes() on it first"
+        )
+    reader = DaskReader(darr)
+    if reader.dtype.kind in "OUSVMm":
+        raise TypeError(f"lazyarr arrays cannot hold dtype {reader.dtype}")
+    return Expr(FromReader(reader=reader), (), reader.shape, reader.dtype, reader.blocks)
 
 
 def source_expr(arr: np.ndarray, chunks: Any, owned: bool) -> Expr:

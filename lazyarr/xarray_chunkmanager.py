@@ -19,7 +19,22 @@ Lazy arrays are Dask collections too (``dask.compute(x)`` works), and
 xarray's Dask manager claims every duck array that is a Dask collection;
 xarray refuses a type that two managers claim. So this manager, when
 xarray loads it, tells the Dask manager to leave lazy arrays to it
-(:func:`_leave_lazy_arrays_to_lazyarr`, the one change made to xarray).
+(:func:`_leave_lazy_arrays_to_lazyarr`). xarray also indexes every Dask
+collection through its Dask adapter, whose orthogonal indexing
+(``isel(y=[0, 1], x=[1, 2, 3])``) relies on dask's ``x[a, b]`` being outer;
+lazyarr's ``x[a, b]`` is NumPy's pointwise indexing, so the adapter indexes
+lazy arrays one axis at a time (:func:`_index_lazy_arrays_by_axis`). And
+``apply_ufunc(..., dask="parallelized")`` over lazy arrays and Dask arrays
+together (``interp`` chunks its coordinates with Dask) runs on lazyarr, the
+Dask arrays read lazily as sources, where xarray refuses to mix chunk types
+(:func:`_run_mixed_apply_ufunc_on_lazyarr`). These three are the changes
+made to xarray.
+
+xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
+:attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
+ufuncs take dask's ``dtype=`` (the result cast to it, as
+``da.isnan(x, dtype=int)``), everything else is lazyarr's own
+(:class:`DaskStyleNamespace`).
 
 ``map_blocks``, ``blockwise`` and ``apply_gufunc`` delegate to lazyarr's
 functions of those names (Dask's signatures) when lazyarr has them.
@@ -32,18 +47,25 @@ from typing import Any
 
 import numpy as np
 from dask.array.core import normalize_chunks as dask_normalize_chunks
+from xarray.core.indexing import DaskIndexingAdapter, OuterIndexer
 from xarray.namedarray.daskmanager import DaskManager
 from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
 
 import lazyarr
 from lazyarr._array import LazyArray
 from lazyarr._convert import chunk_limit
+from lazyarr.io.readers import is_dask_array
 from lazyarr.namespace.compute import compute as compute_all
 from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
 from lazyarr.namespace.io import store as store_all
 
-__all__ = ["LazyarrManager"]
+try:
+    from xarray.computation import apply_ufunc as xr_apply_ufunc
+except ImportError:  # xarray before its computation/ package kept apply_ufunc here
+    from xarray.core import computation as xr_apply_ufunc  # type: ignore[no-redef]
+
+__all__ = ["DaskStyleNamespace", "LazyarrManager"]
 
 # keywords of Dask's versions that mean nothing here (locks, graph names, flushing)
 _IGNORED = ("lock", "flush", "name", "inline_array", "meta", "asarray", "scheduler", "traverse")
@@ -78,6 +100,68 @@ def _leave_lazy_arrays_to_lazyarr() -> None:
     DaskManager.is_chunked_array = is_chunked_array  # type: ignore[method-assign]
 
 
+def _index_lazy_arrays_by_axis() -> None:
+    """Make xarray's Dask adapter index lazy arrays orthogonally one axis at a time
+    (idempotent): several integer arrays in ``x[...]`` are pointwise in lazyarr, as in NumPy."""
+    oindex = getattr(DaskIndexingAdapter, "_oindex_get", None)
+    if oindex is None or getattr(oindex, "by_axis_for_lazyarr", False):
+        return
+
+    def _oindex_get(self: DaskIndexingAdapter, indexer: OuterIndexer) -> Any:
+        key = indexer.tuple
+        arrays = sum(not isinstance(k, slice) for k in key)
+        lazy = any(isinstance(k, LazyArray) for k in key)
+        if not isinstance(self.array, LazyArray) or (arrays < 2 and not lazy):
+            return oindex(self, indexer)
+        value = self.array
+        for axis, k in reversed(list(enumerate(key))):
+            if isinstance(k, LazyArray) and value.ndim == 1:
+                value = value.vindex[k]  # a coordinate at lazy positions (idxmax): no compute
+            elif not isinstance(k, slice) or k != slice(None):
+                value = value[(slice(None),) * axis + (k,)]
+        return value
+
+    _oindex_get.by_axis_for_lazyarr = True  # type: ignore[attr-defined]
+    DaskIndexingAdapter._oindex_get = _oindex_get  # type: ignore[method-assign]
+
+
+def _run_mixed_apply_ufunc_on_lazyarr(manager: LazyarrManager) -> None:
+    """Make ``apply_ufunc`` pick ``manager`` for lazy arrays mixed with Dask arrays (its
+    functions read the Dask arrays as lazy sources), not refuse the mix (idempotent)."""
+    choose = xr_apply_ufunc.get_chunked_array_type
+    if getattr(choose, "mixes_for_lazyarr", False):
+        return
+
+    def get_chunked_array_type(*args: Any) -> Any:
+        lazy = any(isinstance(a, LazyArray) for a in args)
+        return manager if lazy and any(is_dask_array(a) for a in args) else choose(*args)
+
+    get_chunked_array_type.mixes_for_lazyarr = True  # type: ignore[attr-defined]
+    xr_apply_ufunc.get_chunked_array_type = get_chunked_array_type
+
+
+class DaskStyleNamespace:
+    """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
+    casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(lazyarr, name)
+        if not isinstance(getattr(np, name, None), np.ufunc):
+            return fn
+
+        def cast_after(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            return out if dtype is None else out.astype(dtype)
+
+        return cast_after
+
+    def __repr__(self) -> str:
+        return "<lazyarr namespace, dask-style ufunc dtype=>"
+
+
+_DASK_STYLE = DaskStyleNamespace()
+
+
 class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
     """Lazy arrays inside xarray objects (``chunked_array_type="lazyarr"``)."""
 
@@ -86,6 +170,8 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
     def __init__(self) -> None:
         self.array_cls = LazyArray
         _leave_lazy_arrays_to_lazyarr()
+        _index_lazy_arrays_by_axis()
+        _run_mixed_apply_ufunc_on_lazyarr(self)
 
     def is_chunked_array(self, data: Any) -> bool:
         return isinstance(data, LazyArray)
@@ -145,7 +231,8 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
 
     @property
     def array_api(self) -> Any:
-        return lazyarr
+        """lazyarr's namespace, with dask's meaning of a ufunc's ``dtype=``."""
+        return _DASK_STYLE
 
     def store(self, sources: Any, targets: Any, **kwargs: Any) -> Any:
         """Write ``sources`` into ``targets`` (zarr arrays) block by block, in one plan.
@@ -175,6 +262,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         chunks of the first array that has it (a dimension of size 1 broadcasts)."""
         pairs = list(zip(args[::2], args[1::2]))
         chunkss: dict[Any, tuple[int, ...]] = {}
+        pairs = [(lazyarr.from_dask(a) if is_dask_array(a) else a, ind) for a, ind in pairs]
         for a, ind in pairs:
             if ind is None or not isinstance(a, LazyArray):
                 continue

@@ -130,7 +130,7 @@ def boolean_index(x: LazyArray, mask: LazyArray) -> Deferred:
     return select_rows(x.reshape((-1, *rest)), mask.reshape((-1,)))
 
 
-_array._BOOLEAN_INDEX["index"] = boolean_index
+_array._INDEXING["index"] = boolean_index
 
 
 def flatnonzero_of(a: LazyArray) -> Deferred:

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from lazyarr._array import LazyArray, wrap
-from lazyarr._convert import as_expr, is_auto
+from lazyarr._convert import as_expr, dask_source, is_auto
 from lazyarr.graph.expr import Expr
-from lazyarr.io.readers import DaskReader, is_dask_array
+from lazyarr.io.readers import is_dask_array
 from lazyarr.namespace.io import from_reader
 
 __all__ = ["from_dask", "is_dask_array", "to_dask"]
@@ -32,12 +32,8 @@ def from_dask(darr: Any, chunks: Any = None) -> LazyArray:
     """
     if not is_dask_array(darr):
         raise TypeError(f"from_dask takes a dask.array.Array, not {type(darr).__name__}")
-    if any(np.isnan(c) for axis in darr.chunks for c in axis):
-        raise ValueError(
-            "the Dask array has unknown chunk sizes: call compute_chunk_sizes() on it first"
-        )
-    reader = DaskReader(darr)
-    return from_reader(reader, reader.blocks if is_auto(chunks) else chunks)
+    source = dask_source(darr)
+    return wrap(source) if is_auto(chunks) else from_reader(source.op.reader, chunks)
 
 
 class _Regions:

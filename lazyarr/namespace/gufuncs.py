@@ -23,8 +23,9 @@ from lazyarr.graph.ops import rechunk
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.graph.ops.userfunc import blockwise as blockwise_op
 from lazyarr.graph.ops.userfunc import user_func
+from lazyarr.io.readers import is_dask_array
 from lazyarr.namespace._register import implements
-from lazyarr.namespace.userfuncs import check_callable, infer_dtype, map_blocks
+from lazyarr.namespace.userfuncs import blockwise, check_callable, infer_dtype
 
 __all__ = ["apply_along_axis", "apply_gufunc"]
 
@@ -245,10 +246,14 @@ def _blockwise_labels(
 # ----------------------------------------------------------------- apply_along_axis
 
 
+def _is_array(a: Any) -> bool:
+    return isinstance(a, LazyArray) or is_dask_array(a)
+
+
 def _along_axis(
-    block: np.ndarray, func1d: Any, func1d_axis: int, func1d_args: tuple, func1d_kwargs: dict
+    block: np.ndarray, *args: Any, func1d: Any, func1d_axis: int, func1d_kwargs: dict
 ) -> np.ndarray:
-    return np.apply_along_axis(func1d, func1d_axis, block, *func1d_args, **func1d_kwargs)
+    return np.apply_along_axis(func1d, func1d_axis, block, *args, **func1d_kwargs)
 
 
 @implements("apply_along_axis")
@@ -272,21 +277,27 @@ def apply_along_axis(
     if shape is None or dtype is None:
         test = np.ones((max(x.shape[ax], 1),), dtype=x.dtype)
         with np.errstate(all="ignore"):
-            got = np.asarray(func1d(test, *args, **kwargs))
+            stand_ins = [np.ones(a.shape, a.dtype) if _is_array(a) else a for a in args]
+            got = np.asarray(func1d(test, *stand_ins, **kwargs))
         shape = got.shape if shape is None else shape
         dtype = got.dtype if dtype is None else dtype
     shape = tuple(shape)
     x = rechunk(x, (*x.chunks[:ax], (x.shape[ax],), *x.chunks[ax + 1 :]))
-    chunks = (*x.chunks[:ax], *((n,) for n in shape), *x.chunks[ax + 1 :])
-    return map_blocks(
+    labels = tuple(range(x.ndim))
+    new = {x.ndim + i: n for i, n in enumerate(shape)}
+    out = (*labels[:ax], *new, *labels[ax + 1 :])
+    # lazy (and Dask) arrays among ``args`` reach every call whole, as in dask
+    consts = [v for a in args for v in (a, None)]
+    return blockwise(
         _along_axis,
+        out,
         wrap(x),
+        labels,
+        *consts,
         dtype=dtype,
-        chunks=chunks,
-        drop_axis=ax,
-        new_axis=list(range(ax, ax + len(shape))),
+        new_axes=new,
+        concatenate=True,
         func1d=func1d,
         func1d_axis=ax,
-        func1d_args=args,
         func1d_kwargs=kwargs,
     )

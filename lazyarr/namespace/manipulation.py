@@ -16,6 +16,7 @@ import numpy as np
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.expr import Expr
+from lazyarr.graph.ops import blockreshape as _blockreshape
 from lazyarr.graph.ops import elementwise
 from lazyarr.graph.ops import indexing as ix
 from lazyarr.graph.ops import manipulation as m
@@ -44,6 +45,7 @@ __all__ = [
     "ravel",
     "repeat",
     "reshape",
+    "reshape_blockwise",
     "roll",
     "squeeze",
     "stack",
@@ -90,6 +92,14 @@ def reshape(
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape'")
     return wrap(_reshape(as_expr(x), shape, _c_order(order, "reshape")))
+
+
+def reshape_blockwise(x: Any, shape: Any, chunks: Any = None) -> LazyArray:
+    """Every block reshaped on its own (dask's ``reshape_blockwise``: not NumPy's order).
+
+    Going down in dimensions consecutive axes collapse; going up needs the output ``chunks``.
+    """
+    return wrap(_blockreshape.reshape_blockwise(as_expr(x), shape, chunks))
 
 
 @implements("ravel")

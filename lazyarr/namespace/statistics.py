@@ -3,21 +3,25 @@
 ``cumulative_sum``/``cumulative_prod`` follow the Array API (``axis`` is
 required for arrays of more than one dimension, ``include_initial``);
 ``cumsum``/``cumprod`` follow NumPy (``axis=None`` scans the flattened
-array). All are lazy blocked scans, see ``lazyarr.graph.ops.statistics``.
+array). All are lazy blocked scans, see ``lazyarr.graph.ops.statistics``;
+``cumreduction`` is dask's scan with the user's functions
+(``lazyarr.graph.ops.cumreduction``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lazyarr._array import LazyArray, wrap
 from lazyarr._convert import as_expr
+from lazyarr.graph.ops import cumreduction as _cumred
 from lazyarr.graph.ops import manipulation as _manip
 from lazyarr.graph.ops import statistics as _stats
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace._register import implements
 
-__all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "diff"]
+__all__ = ["cumprod", "cumreduction", "cumsum", "cumulative_prod", "cumulative_sum", "diff"]
 
 
 def _no_out(out: Any, name: str) -> None:
@@ -68,17 +72,53 @@ def cumulative_prod(
 
 
 @implements("cumsum")
-def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None)."""
-    _no_out(out, "cumsum")
+def cumsum(
+    a: Any, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+) -> LazyArray:
+    """Cumulative sum along ``axis`` (of the flattened array when ``axis`` is None);
+    dask's ``method=`` is accepted (both of its methods are this one blocked scan)."""
+    _stats.check_scan_options("cumsum", out, method)
     return wrap(_stats.cumulative("sum", as_expr(a), axis, dtype))
 
 
 @implements("cumprod")
-def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative product along ``axis`` (of the flattened array when ``axis`` is None)."""
-    _no_out(out, "cumprod")
+def cumprod(
+    a: Any, axis: int | None = None, dtype: Any = None, out: Any = None, *, method: str = ""
+) -> LazyArray:
+    """Cumulative product along ``axis`` (of the flattened array when ``axis`` is None);
+    dask's ``method=`` is accepted (both of its methods are this one blocked scan)."""
+    _stats.check_scan_options("cumprod", out, method)
     return wrap(_stats.cumulative("prod", as_expr(a), axis, dtype))
+
+
+def cumreduction(
+    func: Callable[..., Any],
+    binop: Callable[..., Any],
+    ident: Any,
+    x: Any,
+    axis: int | None = None,
+    dtype: Any = None,
+    out: Any = None,
+    method: str = "sequential",
+    preop: Callable[..., Any] | None = None,
+) -> LazyArray:
+    """Dask's generic scan: ``func(block, axis=axis)`` per block, then each block's last
+    value carried into the blocks after it with ``binop`` (from ``ident``).
+
+    Both of dask's methods give the same lazy plan (``preop`` is checked, as dask
+    asks for it with ``"blelloch"``, but the carries come from the scanned blocks'
+    last values, one per block, so it is not called).
+    """
+    if method == "blelloch":
+        if preop is None:
+            raise TypeError('cumreduction with "blelloch" method required `preop=` argument')
+    elif method != "sequential":
+        raise ValueError(
+            'Invalid method for cumreduction.  Expected "sequential" or "blelloch".  '
+            f"Got: {method!r}"
+        )
+    _no_out(out, "cumreduction")
+    return wrap(_cumred.cumreduction(func, binop, ident, as_expr(x), axis, dtype))
 
 
 _NOT_GIVEN: Any = object()

@@ -33,6 +33,7 @@ from lazyarr.graph.ops.overlap import normalize_depth
 from lazyarr.graph.ops.overlap import overlap as overlap_op
 from lazyarr.graph.ops.userfunc import accepts, user_elementwise, user_func
 from lazyarr.graph.ops.userfunc import blockwise as blockwise_op
+from lazyarr.io.readers import is_dask_array
 
 __all__ = ["blockwise", "map_blocks", "map_overlap"]
 
@@ -57,8 +58,8 @@ def _no_lazy_kwargs(kwargs: dict[str, Any], name: str) -> None:
 
 
 def _operand(a: Any) -> Any:
-    """Lazy arrays as expressions; everything else is a constant argument."""
-    return as_expr(a) if isinstance(a, LazyArray) else a
+    """Lazy and Dask arrays as expressions; everything else is a constant argument."""
+    return as_expr(a) if isinstance(a, LazyArray) or is_dask_array(a) else a
 
 
 def infer_dtype(
@@ -242,7 +243,7 @@ def blockwise(
     pairs = []
     whole = []
     for a, ind in zip(args[::2], args[1::2]):
-        if ind is None and isinstance(a, LazyArray):  # passed whole to every call, as dask does
+        if ind is None and (isinstance(a, LazyArray) or is_dask_array(a)):  # whole, as in dask
             e = as_expr(a)
             whole.append(len(pairs))
             pairs.append((e, ids([object() for _ in range(e.ndim)])))

@@ -48,6 +48,7 @@ __all__ = [
     "setitem",
     "setitem_block",
     "take_along_axis",
+    "vindex",
 ]
 
 
@@ -185,12 +186,17 @@ def _identity(norm: NormIndex, shape: tuple[int, ...]) -> bool:
     )
 
 
-def getitem(x: Expr, index: Any) -> Expr:
-    """``x[index]`` with NumPy's semantics (basic, integer-array and boolean indexing)."""
+def getitem(x: Expr, index: Any, *, arrays_first: bool = False) -> Expr:
+    """``x[index]`` with NumPy's semantics (basic, integer-array and boolean indexing).
+
+    ``arrays_first``: the broadcast dimensions of the integer arrays come first
+    wherever the arrays stand (dask's ``vindex``, NumPy's rule for separated arrays).
+    """
     norm = normalize_index(index, x.shape)
     if _identity(norm, x.shape):
         return x
-    op = GetItem(entries=norm.entries, virtual=norm.virtual, adv_front=norm.adv_front)
+    front = norm.adv_front or (arrays_first and any(isinstance(e, ArrayData) for e in norm.entries))
+    op = GetItem(entries=norm.entries, virtual=norm.virtual, adv_front=front)
     lay = op.layout
     chunks: list[tuple[int, ...]] = [()] * len(lay.shape)
     for i, e in enumerate(norm.entries):
@@ -200,6 +206,19 @@ def getitem(x: Expr, index: Any) -> Expr:
     if lay.bshape:
         chunks[lay.bpos : lay.bpos + len(lay.bshape)] = _adv_chunks(norm.entries, lay, x)
     return Expr(op, (x,), lay.shape, x.dtype, chunks)
+
+
+def vindex(x: Expr, index: Any) -> Expr:
+    """dask's pointwise ``x.vindex[index]``: integer arrays broadcast together and their
+    dimensions come first; integers and slices index their axes as in ``x[index]``."""
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if item is None:
+            raise IndexError("vindex does not support indexing with None (np.newaxis)")
+        arr = np.asarray(item) if isinstance(item, (list, np.ndarray)) else None
+        if arr is not None and arr.dtype == np.bool_:
+            raise IndexError("vindex does not support indexing with boolean arrays")
+    return getitem(x, items, arrays_first=True)
 
 
 # -- setitem -------------------------------------------------------------------------

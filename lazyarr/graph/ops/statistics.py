@@ -32,6 +32,7 @@ from lazyarr.graph.ops._common import normalize_axis
 
 __all__ = [
     "SCAN_FUNCS",
+    "check_scan_options",
     "Diff",
     "ScanBlocks",
     "ScanCarry",
@@ -135,6 +136,16 @@ class ScanCombine(MapOp):
             j = min(max(bisect.bisect_right(o, lo) - 1, 0), len(o) - 2)
             result.append(_with(out, ax, slice(j, j + 1)))
         return tuple(result)
+
+
+def check_scan_options(name: str, out: Any, method: str) -> None:
+    """Refuse ``out=`` and scan methods dask does not know (dask's two give one plan here)."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported by lazy arrays")
+    if method not in ("", "sequential", "blelloch"):
+        raise ValueError(
+            f'Invalid method for {name}.  Expected "sequential" or "blelloch".  Got: {method!r}'
+        )
 
 
 def _scan_dtype(name: str, x: Expr, dtype: Any) -> np.dtype:

@@ -6,6 +6,7 @@ is listed here.
 
 from lazyarr.kernels.reference import (  # noqa: F401  (imported to register kernels)
     creation,
+    cumreduction,
     elementwise,
     indexing,
     linalg,

@@ -12,6 +12,7 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops._reshape import flat_index, reshape_groups
+from lazyarr.graph.ops.blockreshape import BlockReshape
 from lazyarr.graph.ops.manipulation import (
     BroadcastTo,
     Concat,
@@ -162,3 +163,8 @@ def tri(op: Tri, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
     if keep.all():
         return x
     return np.where(keep, x, np.zeros((), dtype=x.dtype))
+
+
+@register(BlockReshape)
+def reshape_blockwise(op: BlockReshape, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
+    return x.reshape(tuple(s.stop - s.start for s in out))
