@@ -28,6 +28,7 @@ from distributed.comm import get_address_host
 
 from lazyarr import config
 
+from .malloc import MMAP_THRESHOLD
 from .spawn_guard import check_main_guard
 
 __all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
@@ -162,9 +163,14 @@ class ClusterManager:
             planned = config.parse_bytes(planned)
             limit = planned if limit is None else min(limit, planned)
         amm = bool(config.get("dask.active-memory-manager"))
+        settings = {"distributed.scheduler.active-memory-manager.start": amm}
+        if planned is not None:  # freed blocks leave the workers too (executors/malloc.py)
+            settings["distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_"] = str(
+                MMAP_THRESHOLD
+            )
         # threads talk in-process (Dask's default for processes=False: no host to bind)
         where = {"host": "127.0.0.1"} if processes else {}
-        with dask.config.set({"distributed.scheduler.active-memory-manager.start": amm}):
+        with dask.config.set(settings):
             cluster = LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=threads,

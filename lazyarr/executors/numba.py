@@ -45,6 +45,7 @@ from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 from .base import NullProgress, Progress, RunStats, available_cores
 from .blas import blas_threads_for
 from .blockwork import StageCode, direct_readers, getter, run_task
+from .malloc import bound_allocator
 from .numpy import NumpyExecutor
 from .taskpool import run_graph
 
@@ -375,6 +376,7 @@ def _in_flight_bound(plan: Plan, graph: TaskGraph) -> dict[str, Any]:
     limit = config.get("memory-limit")
     if limit is None:
         return {}
+    bound_allocator()
     budget, need = in_flight_budget(plan, config.parse_bytes(limit), True, False)
     return {"budget": budget, "need": [need[s.name] for s in graph.stages]}
 

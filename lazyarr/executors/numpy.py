@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr import config
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.lower import lower
@@ -21,6 +22,7 @@ from lazyarr.optimize.plan import Plan
 
 from .base import NullProgress, Progress, RunStats
 from .blockwork import StageCode, gather_owned, run_task
+from .malloc import bound_allocator
 
 __all__ = ["NumpyExecutor"]
 
@@ -56,6 +58,8 @@ class NumpyExecutor:
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
     ) -> dict[str, Blocks]:
         """Every block of the ``outputs`` stages (other values are freed on the way)."""
+        if config.get("memory-limit") is not None:
+            bound_allocator()
         progress = progress or NullProgress()
         stats = RunStats(self.name)
         t_start = time.perf_counter()

@@ -29,8 +29,7 @@ __all__ = ["FanOut", "fanout_holds"]
 
 @dataclasses.dataclass(frozen=True)
 class FanOut:
-    """What one stage's fan-out holds: ``held`` bytes at the peak, read by ``reader``, beyond
-    the one block waiting for its reader that every stored hand-off has."""
+    """What one stage's fan-out holds: ``held`` bytes at the peak, read by ``reader``."""
 
     stage: str
     reader: str
@@ -47,6 +46,14 @@ def _reads_per_task(reads: StageReads) -> list[list[tuple[int, tuple[int, ...]]]
     if stage.kind == "reduce":
         return [reads.partial(i)[1] for i in np.ndindex(*reads.body_grid.numblocks)]
     return []
+
+
+def _hand_off(tasks: list[np.ndarray], n: int) -> bool:
+    """Each task reads at most one block and each block is read by at most one task."""
+    if any(t.size > 1 for t in tasks):
+        return False
+    read = np.concatenate(tasks) if tasks else np.empty(0, np.int64)
+    return bool(np.bincount(read, minlength=n).max(initial=0) <= 1)
 
 
 def _sweep(sizes: np.ndarray, tasks: list[np.ndarray]) -> tuple[int, int]:
@@ -97,8 +104,8 @@ def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> l
                 else np.empty(0, np.int64)
                 for refs in per_task
             ]
+            if _hand_off(tasks, sizes.size):
+                continue  # one block per task, one task per block: counted as waiting
             held, task_inputs = _sweep(sizes, tasks)
-            # one block per task at once waiting for its reader is counted by the estimate
-            held = max(0, held - int(sizes.max(initial=0)))
             found.append(FanOut(src, name, held, task_inputs))
     return found

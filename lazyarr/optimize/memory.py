@@ -147,10 +147,14 @@ class MemoryEstimate:
     """Of ``held``: blocks kept until their last reader where each is read many times
     (a rechunk, a transpose in other chunks: :mod:`lazyarr.optimize.fanout`)."""
 
+    io_buffer: int = 0
+    """A reader's buffer of one stored chunk, kept by each thread that decodes chunks."""
+
     @property
     def per_task(self) -> int:
-        """Bytes each task at once accounts for: its working set and a block waiting."""
-        return self.block_bytes + self.waiting
+        """Bytes each task at once accounts for: its working set, a block waiting and a
+        reader's chunk buffer."""
+        return self.block_bytes + self.waiting + self.io_buffer
 
     def explain(self, limit: int | None) -> str:
         """One line: the peak and its parts (and the limit, when there is one)."""
@@ -235,7 +239,8 @@ def estimate(
         ),
         default=0,
     )
-    peak = tasks_at_once * (worst + waiting) + held
+    io_buffer = _read_buffer(plan)
+    peak = tasks_at_once * (worst + waiting + io_buffer) + held
     return MemoryEstimate(
         peak,
         worst,
@@ -245,7 +250,22 @@ def estimate(
         tuple(held_names),
         waiting,
         math.ceil(fanout / max(1, workers)),
+        io_buffer,
     )
+
+
+def _read_buffer(plan: Plan) -> int:
+    """The largest stored chunk any reader of the plan decodes: each thread keeps a buffer of
+    a chunk file's size (``io/zarr_chunks.py``), as large as the chunk when it does not
+    compress."""
+    largest = 0
+    for s in plan.stages.values():
+        for m in s.members:
+            reader = getattr(m.op, "reader", None)
+            chunks = getattr(reader, "chunks", None)
+            if chunks:
+                largest = max(largest, math.prod(chunks) * m.dtype.itemsize)
+    return largest
 
 
 def in_flight_budget(
@@ -260,5 +280,5 @@ def in_flight_budget(
         if _elsewhere(s) or isinstance(s.expr.op, Windowed):
             need[name] = largest_block_bytes(s.expr)
         else:
-            need[name] = block_peak_bytes(s, temporaries) + est.waiting
+            need[name] = block_peak_bytes(s, temporaries) + est.waiting + est.io_buffer
     return max(0, limit - est.held), need
