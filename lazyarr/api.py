@@ -26,6 +26,7 @@ from lazyarr.graph import build
 from lazyarr.graph.build import user_names
 from lazyarr.graph.expr import Expr, reached
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
+from lazyarr.graph.ops.store import Write
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.memory import (
     MemoryEstimate,
@@ -328,14 +329,22 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
     room = ctx.memory_limit - est.held
     if bounded and est.per_task and room >= est.per_task:
         return
-    if room <= 0 or est.per_task == 0:
+    if est.fanout and est.fanout >= est.held / 2:
+        advice = (
+            f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
+            "pieces of many blocks; lazyarr runs such rechunks through a scratch store on this "
+            "machine (temporary-directory), but not with an external dask scheduler: write "
+            "the input to a zarr store first (lazyarr.to_zarr) and rechunk it from there"
+        )
+    elif room <= 0 or est.per_task == 0:
         advice = (
             f"the results and held stages alone take {est.held:,} bytes: compute less at "
             "once (write results with lazyarr.store / to_zarr instead of gathering them)"
         )
     else:
         scale = room / ((1 if bounded else est.tasks_at_once) * est.per_task)
-        now = largest_block_bytes(plan.stages[est.block_stage].expr)
+        worst = plan.stages[est.block_stage].expr
+        now = largest_block_bytes(worst.inputs[0] if isinstance(worst.op, Write) else worst)
         advice = (
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
             "array.chunk-size) would fit"

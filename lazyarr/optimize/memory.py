@@ -103,8 +103,8 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
         held = out_bytes + _group_bytes(
             stage, members, root_input_regions(members, out), temporaries
         )
-        if isinstance(expr.op, Write):  # the block encoded for the store: about its size again
-            held += largest_block_bytes(expr.inputs[0])
+        if isinstance(expr.op, Write) and not getattr(expr.op.target, "in_memory", False):
+            held += largest_block_bytes(expr.inputs[0])  # encoded for the store: its size again
         return held
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
