@@ -38,6 +38,7 @@ from lazyarr.namespace.metadata import *  # noqa: F403
 from lazyarr.namespace.reductions import *  # noqa: F403
 from lazyarr.namespace.searching import *  # noqa: F403
 from lazyarr.namespace.sets import *  # noqa: F403
+from lazyarr.namespace.shuffle import shuffle as shuffle
 from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
 from lazyarr.namespace.topk import *  # noqa: F403

@@ -211,6 +211,12 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
     def rechunk(self, data: LazyArray, chunks: Any, **kwargs: Any) -> LazyArray:
         return data.rechunk(chunks)
 
+    def shuffle(self, x: LazyArray, indexer: list[list[int]], axis: int, chunks: Any) -> LazyArray:
+        """Each group of positions along ``axis`` into one block (``GroupBy.shuffle_to_chunks``)."""
+        from lazyarr.namespace.shuffle import shuffle
+
+        return shuffle(x, indexer, axis, "auto" if chunks is None else chunks)
+
     def compute(self, *data: Any, **kwargs: Any) -> tuple[Any, ...]:
         """NumPy values of every lazy array given, computed in one shared plan."""
         lazy = [i for i, d in enumerate(data) if isinstance(d, LazyArray)]
