@@ -33,6 +33,11 @@ from .spawn_guard import check_main_guard
 
 __all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
 
+WORKER_BASELINE = 256 << 20
+"""What a worker process holds before any block (Python, Dask, NumPy, Numba and their
+caches): a LocalCluster started under ``memory-limit`` gets this much more per worker, since
+Dask's worker limit counts the whole process and lazyarr's only the blocks."""
+
 
 class SchedulerUnreachable(ConnectionError):
     """The scheduler at ``dask.address`` did not answer within ``dask.timeout``."""
@@ -158,9 +163,9 @@ class ClusterManager:
         if processes:
             check_main_guard(dask.config.get("distributed.worker.multiprocessing-method"))
         limit = None if memory_limit is None else config.parse_bytes(memory_limit)
-        planned = config.get("memory-limit")  # what lazyarr plans each worker for
-        if planned is not None:
-            planned = config.parse_bytes(planned)
+        planned = config.get("memory-limit")  # what lazyarr plans each worker's blocks for
+        if planned is not None:  # the worker's own limit counts the process, not only blocks
+            planned = config.parse_bytes(planned) + WORKER_BASELINE
             limit = planned if limit is None else min(limit, planned)
         amm = bool(config.get("dask.active-memory-manager"))
         settings = {"distributed.scheduler.active-memory-manager.start": amm}
