@@ -112,7 +112,13 @@ def _lazyarr(args: dict, executor: str):
         ex, plan, staging = api._prepare([planned._expr], executor, None, None)
         if staging is not None:
             staging.close()
-        ctx = api.pass_context(ex.name, False, ex.plan_context() if executor == "dask" else None)
+        if executor == "dask":
+            extra = ex.plan_context()
+        else:  # the numba pool runs up to one task per thread while they fit the limit
+            from lazyarr.executors.numba import _threads
+
+            extra = {"threads": _threads()}
+        ctx = api.pass_context(ex.name, False, extra)
         return api.memory_estimate(plan, ctx).peak * (1 if executor == "numba" else 2)
 
     return run, predicted

@@ -58,8 +58,11 @@ class ChunkFiles:
         """Store ``block`` at ``array[where]`` (steps 1): whole chunks encoded from place."""
         for coords, box, local in self._chunks(where):
             src = block[local]
-            if self.writable and self._whole(box, src):
-                self._encode(coords, src)
+            whole = all(b.stop - b.start == c for b, c in zip(box, self.chunk_shape))
+            if self.writable and whole and src.dtype == self.dtype:
+                # a chunk cut across the block's inner axes is copied into one slab first
+                # (a copy of one chunk: far cheaper than zarr's own path for it)
+                self._encode(coords, np.ascontiguousarray(src))
             else:
                 array[box] = src
 
