@@ -50,9 +50,9 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.optimize.lower import lower
-from lazyarr.optimize.placement.planner import gathers
 from lazyarr.optimize.plan import Plan, Stage
-from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+from lazyarr.optimize.schedule import Schedule
+from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
 from . import dask_stats
 from .base import NullProgress, Progress, RunStats
@@ -73,27 +73,6 @@ _SUFFIX = {
     TaskKind.SOURCE: "-s",
 }
 """Key suffix of a task that is not the one producing its block (parts, steps)."""
-
-
-def _priority(stage: Stage, task: Task) -> int:
-    """Dask priority of ``task`` (higher runs first among a worker's ready tasks; 0: Dask's
-    own order). For a gathering reduction (the sample sort's exchange): partials first, the
-    ``k``-th of every block (they read input block ``k``) before the next ``k``, so each
-    input block is released as soon as it is split; then each worker's steps and the
-    finalizes block by block in the same order everywhere, so the values sent for a block
-    meet on its owner and are merged before the next block's arrive (each finalize also
-    waits for a token of its worker's previous one, :meth:`_Run.submit`: a worker fetches
-    the values of all its ready tasks at once). In Dask's own order a worker held its
-    blocks, the parts and the values of many blocks at once (2.4x its share at 2e7
-    float64 in 32 blocks on 4 workers)."""
-    if not gathers(stage):
-        return 0
-    numblocks = tuple(len(c) for c in stage.expr.chunks)
-    blocks = int(np.prod(numblocks))
-    if task.kind == TaskKind.PARTIAL:
-        body = stage.expr.op.body_chunks(stage.expr)
-        return blocks + int(np.prod([len(body[a]) for a in stage.expr.op.axes])) - task.part
-    return blocks - int(np.ravel_multi_index(task.index, numblocks))
 
 
 _CONTEXT_FRESH_S = 1.0
@@ -202,8 +181,8 @@ class _Run:
                 is_block[tid] = True
         self._sources(graph, refs)
         payloads: dict[int, Any] = {}
-        last_merge: dict[tuple[int, int], Any] = {}  # (stage, worker): its last gather finalize
-        offsets_ready: dict[int, Any] = {}  # gathering stage: token of all its offsets
+        order = graph.schedule or Schedule()
+        barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
         for tid, task in enumerate(tasks):
             if refs[tid] is not None:
                 continue
@@ -219,23 +198,23 @@ class _Run:
                 picks = tuple(v.key if type(v) is _Pick else None for v in values)
                 values = [v.slab if type(v) is _Pick else v for v in values]
             fn, args = task_fn, (payload, task, self.errstate, picks, *values)
-            gather = gathers(stage)
-            merge = gather and task.kind == TaskKind.FINALIZE and task.worker >= 0
-            chain = (task.stage, task.worker)
-            if gather and task.kind == TaskKind.PARTIAL:
-                # the partials wait for every offsets block, so each worker cuts its
-                # sorted blocks one after another in _priority's order (each is then
-                # released) instead of cutting pieces of all of them as the offsets
-                # arrive, holding every sorted block beside its pieces
-                if task.stage not in offsets_ready:
-                    offsets_ready[task.stage] = self._offsets_token(graph, task.stage, refs)
-                fn, args = after_token, (offsets_ready[task.stage], *args)
-            if merge and chain in last_merge:
-                # one merge at a time per worker (see _priority): the next block's
-                # values are fetched once the last block is merged
+            # the order facts lowering wrote (optimize/schedule.py), as token tasks
+            b = order.waits.get(tid)
+            if b is not None:
+                if b not in barriers:
+                    barriers[b] = self.task(
+                        done_token,
+                        *(refs[d] for d in order.barriers[b]),
+                        key=self.key(stage, (b,), "-o"),
+                        worker=None,
+                        block=False,
+                    )
+                fn, args = after_token, (barriers[b], *args)
+            prev = order.after.get(tid)
+            if prev is not None:
                 token = self.task(
                     done_token,
-                    last_merge[chain],
+                    refs[prev],
                     key=self.key(stage, task.index, "-t"),
                     worker=task.worker,
                     block=False,
@@ -247,10 +226,8 @@ class _Run:
                 key=self.key(stage, task.index, suffix),
                 worker=task.worker if task.worker >= 0 else None,
                 block=is_block[tid],
-                priority=_priority(stage, task),
+                priority=order.priority_of(tid),
             )
-            if merge:
-                last_merge[chain] = refs[tid]
         kept = {
             graph.stages[o].name: {idx: refs[tid] for idx, tid in graph.blocks_of(o)}
             for o in graph.outputs
@@ -263,28 +240,6 @@ class _Run:
         sent = self.graph.send(self.client, wanted)
         self.tasks = list(sent.values())
         self.kept = {o: {i: sent.get(r.key, r) for i, r in b.items()} for o, b in kept.items()}
-
-    def _offsets_token(self, graph: TaskGraph, si: int, refs: list[Any]) -> TaskRef:
-        """A token task over every block of the last input of gathering stage ``si`` that
-        its partials read (the sample sort's offsets: a few integers per block)."""
-        last = graph.stages[si].expr.inputs[-1].key
-        deps = sorted(
-            {
-                d
-                for t in graph.tasks
-                if t.stage == si and t.kind == TaskKind.PARTIAL
-                for d in t.deps
-                if graph.stages[graph.tasks[d].stage].expr.key == last
-            }
-        )
-        stage = graph.stages[si]
-        return self.task(
-            done_token,
-            *(refs[d] for d in deps),
-            key=self.key(stage, (), "-o"),
-            worker=None,
-            block=False,
-        )
 
     def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
         """Futures of the source blocks that exist without a task (user data, persisted)."""

@@ -102,6 +102,13 @@ class ReduceOp(Op):
     passed along a tree (``optimize/placement/planner.py``)."""
     own_partials: ClassVar[bool] = False
     """Whether the partials read :meth:`partial_regions` (else: their body block of input 0)."""
+    partials_wait_for: ClassVar[int | None] = None
+    """An input (position; -1 the last) every block of which all partials wait for, so a
+    worker cuts its body blocks one after another once that input is complete (instead of
+    holding pieces of every body block as its blocks arrive). None: no such barrier."""
+    serial_finalizes: ClassVar[bool] = False
+    """Finalizes run one at a time on each worker, in block order: each gathers the slices
+    of its block from every worker, and the next block's are fetched only once it is done."""
 
     def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
         """The region of each input the partial of body region ``body`` reads."""

@@ -39,6 +39,7 @@ from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
 from lazyarr.optimize.placement.planner import combine_schedule, fan_in, gathers
 from lazyarr.optimize.plan import Plan, Stage
+from lazyarr.optimize.schedule import schedule
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
 __all__ = ["lower"]
@@ -535,7 +536,7 @@ def lower(
     low = _Lowering(plan, outs, joint, in_place, split, generate)
     low.backward()
     low.forward()
-    return TaskGraph(
+    graph = TaskGraph(
         plan=plan,
         stages=low.stages,
         tasks=low.tasks,
@@ -547,3 +548,5 @@ def lower(
         stage_reads=tuple(low.reads),
         regions_computed=sum(r.regions_computed for r in low.reads),
     )
+    graph.schedule = schedule(graph)
+    return graph

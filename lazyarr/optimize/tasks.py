@@ -15,11 +15,15 @@ import dataclasses
 import enum
 import functools
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lazyarr.graph.expr import Region
 from lazyarr.optimize.plan import Plan, Stage
+
+if TYPE_CHECKING:
+    from lazyarr.optimize.schedule import Schedule
 
 __all__ = ["Task", "TaskGraph", "TaskKind"]
 
@@ -142,6 +146,8 @@ class TaskGraph:
     have no tasks; the tasks reading them cut or make the regions they need."""
     regions_computed: int = 0
     """Regions the lowering derived (a structural measure of its cost; linear in blocks)."""
+    schedule: Schedule | None = None
+    """The order facts the ops ask for (:mod:`lazyarr.optimize.schedule`), set by lowering."""
 
     def __len__(self) -> int:
         return len(self.tasks)

@@ -73,28 +73,6 @@ def test_a_priority_is_a_layer_annotation_of_its_own():
     }
 
 
-def test_exchange_runs_partials_by_the_block_they_split_then_blocks_in_order():
-    """The sample sort's exchange: partials outrank its other tasks, those of sorted block 0
-    first (each block is released once split); then its steps and finalizes block by block,
-    the same order on every worker. Other stages keep Dask's order (priority 0)."""
-    from lazyarr.optimize.lower import lower
-    from lazyarr.optimize.tasks import TaskKind
-
-    x = la.random.random(4_000, chunks=1_000, seed=0)
-    graph = lower(api.make_plan([la.sort(x)._expr], "numpy", ()))
-    got: dict = {}
-    for t in graph.tasks:
-        stage = graph.stages[t.stage]
-        part = t.part if t.kind == TaskKind.PARTIAL else None
-        key = (stage.expr.op.label(), t.kind, t.index, part)
-        got[key] = dask_executor._priority(stage, t)
-    ex = "samplesort.exchange"
-    for j in range(4):
-        assert [got[(ex, TaskKind.PARTIAL, (j,), k)] for k in range(4)] == [8, 7, 6, 5]
-        assert got[(ex, TaskKind.FINALIZE, (j,), None)] == 4 - j
-    assert {p for (label, *_), p in got.items() if label != ex} == {0}
-
-
 def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
     g = DaskGraph("t")
     g.add("a", operator.neg, 1, worker=None, loose=False)

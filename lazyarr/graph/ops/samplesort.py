@@ -247,6 +247,8 @@ class Exchange(ReduceOp):
     name = "samplesort.exchange"
     own_partials: ClassVar[bool] = True
     gathers: ClassVar[bool] = True
+    partials_wait_for: ClassVar[int | None] = -1  # the offsets: a few integers per block
+    serial_finalizes: ClassVar[bool] = True
     rows: tuple[int, ...] = ()
     arg: bool = False
     axis: int = 0

@@ -1,0 +1,110 @@
+"""Scheduling as data: the order facts lowering writes beside the tasks, for executors to honour.
+
+An op declares how its tasks should be ordered (``ReduceOp.gathers``,
+``partials_wait_for``, ``serial_finalizes``); :func:`schedule` turns that into
+per-task facts on the :class:`~lazyarr.optimize.tasks.TaskGraph`, the same
+for every executor:
+
+* ``priority``: higher runs first among a worker's ready tasks (0: the
+  executor's own order);
+* ``barriers``: groups of tasks that must all finish before any task of a
+  given set may start (``waits[task]`` names its barrier);
+* ``after``: a task that must finish before this one starts on the same
+  worker (chains that run one at a time per worker).
+
+The dask executor translates them into priorities and token tasks; the numba
+executor runs in one process with its tasks bounded by bytes, where the
+order of ready tasks already keeps one exchange block in flight per thread.
+The facts of the sample sort's exchange: partials first, the ``k``-th of
+every block before the next ``k`` (each input block is released as soon as it
+is split), every partial after the whole offsets input (a few integers per
+block), finalizes block by block in the same order everywhere, one at a time
+per worker. In Dask's own order a worker held its blocks, the parts and the
+values of many blocks at once (2.4x its share at 2e7 float64 in 32 blocks on 4
+workers; 1.15-1.36x with these facts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from lazyarr.optimize.plan import Stage
+from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+
+__all__ = ["Schedule", "schedule"]
+
+
+@dataclasses.dataclass
+class Schedule:
+    """Order facts per task id (see the module docstring); empty when nothing asks for order."""
+
+    priority: dict[int, int] = dataclasses.field(default_factory=dict)
+    barriers: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    waits: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> index in ``barriers`` of the tasks it waits for."""
+    after: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> the task (same worker) that must finish before it starts."""
+
+    def priority_of(self, tid: int) -> int:
+        return self.priority.get(tid, 0)
+
+
+def schedule(graph: TaskGraph) -> Schedule:
+    """The order facts the ops of ``graph``'s stages ask for."""
+    out = Schedule()
+    ordered = {
+        si
+        for si, s in enumerate(graph.stages)
+        if s.kind == "reduce" and getattr(s.expr.op, "gathers", False)
+    }
+    if not ordered:
+        return out
+    barrier_of: dict[int, int] = {}
+    last_final: dict[tuple[int, int], int] = {}
+    for tid, task in enumerate(graph.tasks):
+        if task.stage not in ordered:
+            continue
+        stage = graph.stages[task.stage]
+        op = stage.expr.op
+        out.priority[tid] = _priority(stage, task)
+        if task.kind == TaskKind.PARTIAL and op.partials_wait_for is not None:
+            b = barrier_of.get(task.stage)
+            if b is None:
+                b = barrier_of[task.stage] = len(out.barriers)
+                out.barriers.append(_input_tasks(graph, task.stage, op.partials_wait_for))
+            out.waits[tid] = b
+        if task.kind == TaskKind.FINALIZE and op.serial_finalizes and task.worker >= 0:
+            chain = (task.stage, task.worker)
+            if chain in last_final:
+                out.after[tid] = last_final[chain]
+            last_final[chain] = tid
+    return out
+
+
+def _priority(stage: Stage, task: Task) -> int:
+    """Partials first, the ``k``-th of every body block before the next ``k``; then steps and
+    finalizes block by block in C order."""
+    numblocks = tuple(len(c) for c in stage.expr.chunks)
+    blocks = int(np.prod(numblocks))
+    if task.kind == TaskKind.PARTIAL:
+        body = stage.expr.op.body_chunks(stage.expr)
+        return blocks + int(np.prod([len(body[a]) for a in stage.expr.op.axes])) - task.part
+    return blocks - int(np.ravel_multi_index(task.index, numblocks))
+
+
+def _input_tasks(graph: TaskGraph, si: int, position: int) -> tuple[int, ...]:
+    """The tasks producing the blocks of input ``position`` that stage ``si``'s partials read."""
+    key = graph.stages[si].expr.inputs[position].key
+    return tuple(
+        sorted(
+            {
+                d
+                for t in graph.tasks
+                if t.stage == si and t.kind == TaskKind.PARTIAL
+                for d in t.deps
+                if graph.stages[graph.tasks[d].stage].expr.key == key
+            }
+        )
+    )
