@@ -48,6 +48,16 @@ def _reads_per_task(reads: StageReads) -> list[list[tuple[int, tuple[int, ...]]]
     return []
 
 
+_NONE = np.empty(0, np.int64)
+
+
+def _flat(indices: list[tuple[int, ...]], shape: tuple[int, ...]) -> np.ndarray:
+    """Flat (C order) positions of block ``indices`` in a grid of ``shape`` (0-d: one block)."""
+    if not shape:
+        return np.zeros(len(indices), np.int64)
+    return np.ravel_multi_index(tuple(np.array(indices).T), shape).astype(np.int64).reshape(-1)
+
+
 def _hand_off(tasks: list[np.ndarray], n: int) -> bool:
     """Each task reads at most one block and each block is read by at most one task."""
     if any(t.size > 1 for t in tasks):
@@ -99,9 +109,7 @@ def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> l
             sizes = grid.block_sizes().reshape(-1) * source.expr.dtype.itemsize
             shape = source.numblocks
             tasks = [
-                np.ravel_multi_index(tuple(np.array(ix).T), shape).astype(np.int64)
-                if (ix := [b for p, b in refs if p == pos])
-                else np.empty(0, np.int64)
+                _flat(ix, shape) if (ix := [b for p, b in refs if p == pos]) else _NONE
                 for refs in per_task
             ]
             if _hand_off(tasks, sizes.size):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lazyarr.optimize.memory import estimate
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz.facts import (
     Measured,
@@ -157,6 +158,22 @@ def _workers(plan: Plan, measured: Measured | None) -> list[str]:
     return lines
 
 
+def _predicted_peak(plan: Plan, memory_limit: int | None) -> str:
+    """One line: the predicted peak per process (or per worker) with one task at a time,
+    and what blocks kept for many readers add (rechunks, transposes in other chunks)."""
+    workers = max(1, len(plan.workers))
+    est = estimate(plan, 1, workers, gathered=not plan.workers)
+    where = f"per worker of {workers}" if plan.workers else "per process"
+    line = f"predicted peak: {fmt_bytes(est.peak)} {where}, one task at a time"
+    if est.fanout:
+        line += f" ({fmt_bytes(est.fanout)} kept for readers of many blocks)"
+    if memory_limit is not None and est.fanout and est.peak > memory_limit:
+        line += (
+            "; over the limit: rechunks that gather from many blocks run through a scratch store"
+        )
+    return line
+
+
 def explain_text(
     plan: Plan,
     executor: str | None = None,
@@ -177,6 +194,7 @@ def explain_text(
     ]
     if measured is not None and measured.seconds is not None:
         lines.append(f"measured: {fmt_seconds(measured.seconds)} in total on {measured.executor}")
+    lines.append(_predicted_peak(plan, memory_limit))
     over = [f.name for f in facts.values() if f.over_limit]
     if over:
         lines.append(f"! {len(over)} stage(s) may exceed the memory limit: {', '.join(over)}")
