@@ -151,6 +151,7 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_byt
         raise ValueError(
             f"chunks {chunks!r} have {len(chunks)} axes but shape {shape} has {len(shape)}"
         )
+    _check_block_count(chunks, shape)
     auto_axes = [ax for ax, c in enumerate(chunks) if isinstance(c, str)]
     out: list[tuple[int, ...]] = []
     for ax, (c, n) in enumerate(zip(chunks, shape)):
@@ -184,6 +185,29 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_byt
         for ax in auto_axes:
             out[ax] = _balanced(shape[ax], math.ceil(shape[ax] / per_axis)) if shape[ax] else (0,)
     return tuple(out)
+
+
+MAX_BLOCKS = 10_000_000
+"""The most blocks one array may have. Block grids are tuples of block lengths and plans
+cost about 15 us per block, so 10 million blocks already take minutes to plan; beyond that,
+writing the expression alone ran out of memory (``la.ones(10**9, chunks=1)``)."""
+
+
+def _check_block_count(chunks: tuple, shape: tuple[int, ...]) -> None:
+    """Refuse, before any grid is built, a chunk spec giving more than :data:`MAX_BLOCKS`."""
+    count = 1
+    for c, n in zip(chunks, shape):
+        if _is_intlike(c) and int(c) > 0:
+            count *= -(-n // int(c)) if n else 1
+        elif isinstance(c, (tuple, list)):
+            count *= max(1, len(c))
+    if count > MAX_BLOCKS:
+        raise ValueError(
+            f"chunks {chunks!r} cut shape {shape} into {count:,} blocks, more than lazyarr "
+            f"plans ({MAX_BLOCKS:,}; about 15 us of planning each): give larger chunks "
+            "(blocks of generated arrays under array.min-chunk-size are merged when the plan "
+            "is made, but the grid is written first)"
+        )
 
 
 _OFFSETS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}

@@ -81,3 +81,24 @@ def test_blocks_in_range_finds_exactly_the_overlapping_blocks(blocks, data):
 
 def test_block_slices():
     assert block_slices(((2, 2, 1), (3,)), (2, 0)) == (slice(4, 5), slice(0, 3))
+
+
+def test_a_grid_of_too_many_blocks_is_refused_before_it_is_built():
+    """``la.ones((10**9,), chunks=1)`` took 2.2 GB and then MemoryError just to be written."""
+    import tracemalloc
+
+    import lazyarr as la
+    from lazyarr.graph.chunks import MAX_BLOCKS
+
+    tracemalloc.start()
+    try:
+        for n in (10**8, 10**9):
+            with pytest.raises(ValueError, match=f"into {n:,} blocks"):
+                la.ones((n,), chunks=1)
+        with pytest.raises(ValueError, match="blocks"):
+            la.zeros((10**5, 10**5), chunks=(10, 10))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # no grid was built
+    assert la.ones((MAX_BLOCKS,), chunks=10).numblocks == (MAX_BLOCKS // 10,)
