@@ -4,10 +4,13 @@ A rechunk whose output blocks each gather pieces of many input blocks (time
 chunks to pixel time series, row strips to column strips) keeps every input
 block until its last reader has run: its whole input. When a plan's
 predicted peak exceeds ``memory-limit`` because of such rechunks,
-:func:`stage_rechunks` rewrites each of them as a write into a scratch zarr
-store in the blocks the input is read in, and a read back in the blocks the
-output wants (:mod:`lazyarr.graph.rechunk_plan` chooses both, so that every
-task fits its share of the limit). Intermediates stay in memory whenever
+:func:`stage_rechunks` rewrites each of them as a write into a scratch
+store (:class:`~lazyarr.io.scratch.ScratchArray`: one raw file per chunk,
+exactly the array's bytes) in the blocks the input is read in, and a read back
+in the blocks the output wants (:mod:`lazyarr.graph.rechunk_plan` chooses both, so that every
+task fits its share of the limit). A generated input is made in the target's
+blocks instead, and a stored one read in them when that decodes its chunks at most
+twice over. Intermediates stay in memory whenever
 the direct plan fits: only a plan that would not fit is rewritten. The
 scratch store lives under ``temporary-directory`` and is removed when the
 compute ends, after success and after failure.
@@ -15,6 +18,7 @@ compute ends, after success and after failure.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from collections.abc import Sequence
@@ -28,8 +32,7 @@ from lazyarr.graph.ops.staged import staged_read
 from lazyarr.graph.ops.store import write
 from lazyarr.graph.rechunk_plan import block_shape, is_all_to_all, staged_grids
 from lazyarr.graph.rewrite import rebuild
-from lazyarr.io.readers import reader_for
-from lazyarr.io.writers import writer_for
+from lazyarr.io.scratch import ScratchArray
 
 __all__ = ["Staging", "stage_rechunks", "task_budget"]
 
@@ -41,6 +44,27 @@ hands on and a copy while encoding, with room for the threads' other blocks."""
 def task_budget(memory_limit: int, threads: int) -> int:
     """Bytes one read or write block of a staged rechunk may take under ``memory_limit``."""
     return max(1, memory_limit // (WORKING_SETS_PER_BLOCK * max(1, threads)))
+
+
+DIRECT_READ_FACTOR = 2.0
+"""A stored source is read straight in the target's blocks when that decodes at most this
+many times its bytes (each stored chunk once per target block it touches): a staged copy
+costs two more passes (written, read back)."""
+
+
+def _made_in_any_blocks(x: Expr, chunks: tuple[tuple[int, ...], ...]) -> bool:
+    """``x`` is a source cheaper to make in ``chunks`` than to move: a generated array (its
+    values never depend on its blocks), or a stored one whose chunks the target blocks cut
+    little (:data:`DIRECT_READ_FACTOR`)."""
+    if isinstance(x.op, Generated):
+        return True
+    if not isinstance(x.op, FromReader) or x.op.window is not None:
+        return False
+    stored = getattr(x.op.reader, "chunks", None)
+    if stored is None:
+        return False
+    factor = math.prod(max(1.0, c / max(1, max(t))) for c, t in zip(stored, chunks))
+    return factor <= DIRECT_READ_FACTOR
 
 
 def _source_blocks(x: Expr) -> tuple[int, ...]:
@@ -77,10 +101,9 @@ def stage_rechunks(
     scratch store (``make_scratch()`` returns its new directory); None when there is none."""
     scratch: list[str] = []
     count = 0
+    remade: list[Expr] = []  # sources made again in the target's blocks
 
     def staged(e: Expr, x: Expr) -> Expr:
-        import zarr
-
         nonlocal count
         if not scratch:
             scratch.append(make_scratch())
@@ -88,25 +111,26 @@ def stage_rechunks(
         grids = staged_grids(e.shape, e.dtype.itemsize, old, block_shape(e.chunks), budget)
         read = tuple(regular_chunks(n, r) for n, r in zip(e.shape, grids.read))
         back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
-        path = os.path.join(scratch[0], f"{count}.zarr")
+        store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, grids.inter)
         count += 1
-        store = zarr.create_array(
-            path, shape=e.shape, dtype=e.dtype, chunks=grids.inter, compressors=None
-        )
         if isinstance(x.op, Windowed):  # made or read region by region: in the read blocks
             blocks = Expr(x.op, (), x.shape, x.dtype, read, x.user_name)
         else:
             blocks = rechunk(x, read)
-        written = write(blocks, writer_for(store))
-        return rechunk(staged_read(written, reader_for(store), back, blocks.chunks), e.chunks)
+        written = write(blocks, store)
+        return rechunk(staged_read(written, store, back, blocks.chunks), e.chunks)
 
     def visit(e: Expr) -> Expr | None:
         big = isinstance(e.op, Rechunk) and e.nbytes > min_bytes
-        if big and is_all_to_all(e.inputs[0].chunks, e.chunks):
-            return staged(e, e.inputs[0])
-        return None
+        if not big or not is_all_to_all(e.inputs[0].chunks, e.chunks):
+            return None
+        x = e.inputs[0]
+        if _made_in_any_blocks(x, e.chunks):  # the source itself in the target's blocks
+            remade.append(x)
+            return Expr(x.op, (), x.shape, x.dtype, e.chunks, x.user_name)
+        return staged(e, x)
 
     out = rebuild(exprs, visit)
-    if not count:
+    if not count and not remade:
         return None
-    return Staging(out, scratch[0], count)
+    return Staging(out, scratch[0] if scratch else None, count)
