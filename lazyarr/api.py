@@ -11,8 +11,6 @@ import atexit
 import contextlib
 import dataclasses
 import gc
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -28,6 +26,7 @@ from lazyarr.graph.expr import Expr, reached
 from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.ops.store import Write
 from lazyarr.graph.rewrite import swap_leaves
+from lazyarr.io.scratch import new_scratch_dir
 from lazyarr.optimize.memory import (
     MemoryEstimate,
     MemoryLimitError,
@@ -283,15 +282,10 @@ def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
     if ctx.memory_limit is None or (ctx.workers and config.get("dask.address") is not None):
         return None
     budget = task_budget(ctx.memory_limit, ctx.threads)
-    return stage_rechunks(exprs, budget, lambda: scratch_dir("rechunk"), min_bytes=budget)
-
-
-def scratch_dir(prefix: str) -> str:
-    """A fresh directory under ``temporary-directory`` (the caller removes it)."""
     parent = config.get("temporary-directory")
-    if parent is not None:
-        os.makedirs(parent, exist_ok=True)
-    return tempfile.mkdtemp(prefix=f"lazyarr-{prefix}-", dir=parent)
+    return stage_rechunks(
+        exprs, budget, lambda: new_scratch_dir("rechunk", parent), min_bytes=budget
+    )
 
 
 def _check_gathered(plan: Plan, ctx: PassContext) -> None:

@@ -14,6 +14,7 @@ this machine read and write it too.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,15 @@ import numpy as np
 
 from lazyarr.graph.token import ByToken
 
-__all__ = ["ScratchArray"]
+__all__ = ["ScratchArray", "new_scratch_dir"]
+
+
+def new_scratch_dir(prefix: str, parent: str | None) -> str:
+    """A fresh directory ``lazyarr-<prefix>-*`` under ``parent`` (None: the system's temporary
+    directory), made if missing; the caller removes it."""
+    if parent is not None:
+        os.makedirs(parent, exist_ok=True)
+    return tempfile.mkdtemp(prefix=f"lazyarr-{prefix}-", dir=parent)
 
 
 class ScratchArray(ByToken):

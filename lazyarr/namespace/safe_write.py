@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import config
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, reached
 from lazyarr.graph.ops import FromReader
 from lazyarr.graph.ops.creation import FromArray
 from lazyarr.io.locations import (
@@ -38,6 +37,7 @@ from lazyarr.io.locations import (
     reader_location,
     target_location,
 )
+from lazyarr.io.scratch import new_scratch_dir
 
 __all__ = [
     "ReadSet",
@@ -55,14 +55,7 @@ class ReadSet:
     def __init__(self, exprs: Sequence[Expr]) -> None:
         self.locations: list[tuple[Location, str]] = []
         self.arrays: list[np.ndarray] = []
-        seen: set[int] = set()
-        stack = list(exprs)
-        while stack:
-            e = stack.pop()
-            if id(e) in seen:
-                continue
-            seen.add(id(e))
-            stack.extend(e.inputs)
+        for e in reached(exprs):
             if isinstance(e.op, FromReader):
                 where = reader_location(e.op.reader)
                 if where is not None:
@@ -112,10 +105,7 @@ def staging_fits(nbytes: int) -> bool:
 
 def scratch_path(prefix: str) -> str:
     """A fresh directory under ``temporary-directory``; the caller removes it when done."""
-    parent = config.get("temporary-directory")
-    if parent is not None:
-        os.makedirs(parent, exist_ok=True)
-    return tempfile.mkdtemp(prefix=f"lazyarr-{prefix}-", dir=parent)
+    return new_scratch_dir(prefix, config.get("temporary-directory"))
 
 
 def temporary_sibling(path: str, tag: str) -> str:
