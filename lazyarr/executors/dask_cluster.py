@@ -25,6 +25,7 @@ from typing import Any
 import dask.config
 from distributed import Client, LocalCluster, default_client
 from distributed.comm import get_address_host
+from tornado.websocket import WebSocketError
 
 from lazyarr import config
 
@@ -216,8 +217,11 @@ def _probe(address: str, timeout: float) -> None:
     ``dask.timeout`` or read the text as a frame length.
     """
     scheme, _, rest = address.rpartition("://")
+    if scheme == "ws":
+        _probe_ws(address, rest, timeout)
+        return
     if scheme not in ("", "tcp"):
-        return  # tls, ucx, inproc: left to distributed
+        return  # tls, wss, ucx, inproc: left to distributed
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
     if not host or not port.isdigit():
@@ -251,11 +255,45 @@ def _probe(address: str, timeout: float) -> None:
         )
 
 
+def _probe_ws(address: str, rest: str, timeout: float) -> None:
+    """Check, within ``timeout``, that ``ws://`` ``address`` accepts a websocket upgrade.
+
+    An HTTP server that is not a scheduler answers with its own status: without
+    this check ``Client`` raises tornado's ``WebSocketError`` and leaves a client
+    whose cleanup at exit waits 6 s and prints a traceback.
+    """
+    host, _, port = rest.split("/", 1)[0].rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return
+    request = (
+        f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: bGF6eWFyciBwcm9iZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            sock.sendall(request.encode())
+            status = sock.recv(64).split(b"\r\n", 1)[0]
+    except TimeoutError as e:
+        raise SchedulerUnreachable(
+            f"{address!r} did not answer a websocket upgrade within {timeout:g} s "
+            "(config dask.address, dask.timeout)"
+        ) from e
+    except OSError:
+        return  # refused or unroutable: Client reports it, with its own message
+    if status.split(b" ")[1:2] != [b"101"]:
+        raise SchedulerUnreachable(
+            f"{address!r} answered {status.decode(errors='replace')!r} to a websocket "
+            "upgrade: not a Dask scheduler's websocket port (config dask.address)"
+        )
+
+
 def _connect(address: str, timeout: float) -> Client:
     _probe(address, timeout)
     try:
         return Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, WebSocketError) as e:
         raise SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address!r} within {timeout:g} s "
             f"(config dask.address, dask.timeout): {e}"

@@ -507,3 +507,56 @@ def test_a_scheduler_gone_before_the_client_noticed_is_named_as_lost(dask_ex, mo
     plan = _dask_plan(la.arange(6, chunks=4) * 2)
     with pytest.raises(SchedulerUnreachable, match="does not answer"):
         dask_ex.execute(plan, plan.outputs)
+
+
+_WS_SCRIPT = """
+import http.server, threading
+import numpy as np
+from distributed import LocalCluster
+import lazyarr as la
+from lazyarr.executors import registry
+from lazyarr.executors.dask import SchedulerUnreachable
+
+ex = registry.get("dask")  # the executor compute(executor="dask") runs on
+with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="ws://",
+                  dashboard_address=None) as cluster:  # a real websocket scheduler still works
+    with la.config.set({"dask.address": cluster.scheduler_address, "dask.timeout": "10s"}):
+        assert (la.arange(6, chunks=3) * 2).sum().compute(executor="dask") == 30
+    ex.close()
+class Quiet(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+http_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+threading.Thread(target=http_server.serve_forever, daemon=True).start()
+address = f"ws://127.0.0.1:{http_server.server_address[1]}"
+with la.config.set({"dask.address": address, "dask.timeout": "2s"}):
+    try:
+        ex.client()
+    except SchedulerUnreachable as e:
+        print("unreachable:", e)
+ex.close()
+"""
+
+
+def test_a_websocket_address_of_an_http_server_is_unreachable_and_exits_cleanly(tmp_path):
+    """Before: tornado's WebSocketError, then a Client.__del__ traceback (a 6 s wait) at exit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(la.__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "-c", _WS_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "unreachable: 'ws://127.0.0.1:" in out.stdout, out.stdout + out.stderr
+    assert "not a Dask scheduler's websocket port" in out.stdout
+    # (distributed may log its own shutdown of the websocket cluster; no client is left behind)
+    assert "Client.__del__" not in out.stderr and "timed out" not in out.stderr, out.stderr
