@@ -5,7 +5,10 @@ In order: config ``dask.address`` (connect to that scheduler, within
 this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
 ``dask.threads-per-worker``, ``dask.memory-limit``; worker processes, or
 threads of this process with ``dask.processes: false``) that is started once,
-reused by later computes and closed at interpreter exit or by ``close()``.
+reused by later computes and closed at interpreter exit or by ``close()``;
+it is started again when its workers have stopped for good or a compute on
+it got ``KeyboardInterrupt`` (a terminal's Ctrl-C signals the worker
+processes too). A scheduler without workers is an error after ``dask.timeout``.
 Worker processes are not started from a script's unguarded top-level code
 (``spawn_guard``): that would re-run the script in every worker.
 Only the clusters and clients started here are ever closed here.
@@ -25,6 +28,7 @@ from typing import Any
 import dask.config
 from distributed import Client, LocalCluster, default_client
 from distributed.comm import get_address_host
+from distributed.core import Status
 from tornado.websocket import WebSocketError
 
 from lazyarr import config
@@ -74,6 +78,7 @@ class ClusterManager:
         self._atexit = False
         self._users: dict[int, int] = {}  # id(client) -> computes running on it
         self._retired: list[tuple[Client, LocalCluster | None]] = []  # replaced, still in use
+        self._interrupted = False  # a compute on the LocalCluster of processes got Ctrl-C
 
     @property
     def owned(self) -> Client | None:
@@ -105,7 +110,8 @@ class ClusterManager:
                         config.get("dask.memory-limit"),
                         bool(config.get("dask.processes")),
                     )
-                    if self._key != key or not self._running():
+                    stale = self._interrupted or self._lost_workers()
+                    if self._key != key or not self._running() or stale:
                         self._retire()
                         self._start_local(*key[1:], timeout=timeout)
                         self._key = key
@@ -126,6 +132,14 @@ class ClusterManager:
             self._users[id(client)] = self._users.get(id(client), 0) + 1
         try:
             yield client
+        except KeyboardInterrupt:
+            # a terminal's Ctrl-C reaches the worker processes too, which then stop (a moment
+            # later: the next compute could still see them): start a fresh cluster next time,
+            # which also drops the interrupted compute's tasks
+            with self._lock:
+                if client is self._client and self._key and self._key[0] == "local":
+                    self._interrupted = bool(self._key[4])
+            raise
         finally:
             with self._lock:
                 left = self._users[id(client)] - 1
@@ -142,6 +156,7 @@ class ClusterManager:
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         self._key = None
+        self._interrupted = False
         if client is None:
             return
         if self._users.get(id(client)):
@@ -151,6 +166,30 @@ class ClusterManager:
 
     def _running(self) -> bool:
         return self._client is not None and self._client.status == "running"
+
+    def _lost_workers(self) -> bool:
+        """The LocalCluster started here has workers that stopped for good: Ctrl-C in a
+        terminal signals its worker processes too, and their nannies then close."""
+        cluster = self._cluster
+        return cluster is not None and any(
+            getattr(w, "status", Status.running) in _GONE for w in cluster.workers.values()
+        )
+
+    def workers(self, client: Client) -> dict[str, Any]:
+        """:func:`worker_info` of ``client``'s cluster, waiting up to ``dask.timeout`` for
+        a first worker: a scheduler without workers is an error, never a hang."""
+        info = worker_info(client)
+        if info["n_workers"]:
+            return info
+        timeout = config.parse_duration(config.get("dask.timeout"))
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError as e:
+            raise SchedulerUnreachable(
+                f"the Dask scheduler at {client.scheduler.address!r} has no workers: none "
+                f"joined within {timeout:g} s (config dask.timeout)"
+            ) from e
+        return worker_info(client)
 
     def _start_local(
         self, n_workers: int, threads: int, memory_limit: Any, processes: bool, timeout: float
@@ -193,6 +232,10 @@ class ClusterManager:
             retired, self._retired = self._retired, []
             for pair in [(client, cluster), *retired]:
                 _close(*pair)
+
+
+_GONE = frozenset({Status.closing, Status.closing_gracefully, Status.closed, Status.failed})
+"""States of a LocalCluster's worker (or nanny) that it never leaves."""
 
 
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:
