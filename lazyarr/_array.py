@@ -212,10 +212,16 @@ class LazyArray(dask_collection.DaskCollection):
         optimize: bool | None = None,
         passes: Sequence[str] | None = None,
         progress: Any = None,
+        memory_limit: Any = None,
     ) -> np.ndarray:
-        """The values as a NumPy array (``executor`` overrides the config)."""
+        """The values as a NumPy array (``executor`` and ``memory_limit`` override the config)."""
         (result,) = api.compute_exprs(
-            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+            [self._expr],
+            executor=executor,
+            optimize=optimize,
+            passes=passes,
+            progress=progress,
+            memory_limit=memory_limit,
         )
         return result
 
@@ -226,10 +232,16 @@ class LazyArray(dask_collection.DaskCollection):
         optimize: bool | None = None,
         passes: Sequence[str] | None = None,
         progress: Any = None,
+        memory_limit: Any = None,
     ) -> LazyArray:
         """A lazy array backed by computed blocks, kept where they were computed."""
         (expr,) = api.persist_exprs(
-            [self._expr], executor=executor, optimize=optimize, passes=passes, progress=progress
+            [self._expr],
+            executor=executor,
+            optimize=optimize,
+            passes=passes,
+            progress=progress,
+            memory_limit=memory_limit,
         )
         return wrap(expr)
 

@@ -346,15 +346,22 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
     raise MemoryLimitError(f"stage {est.block_stage}: {est.explain(ctx.memory_limit)}; {advice}")
 
 
+def _call_settings(memory_limit: Any) -> dict[str, Any]:
+    """The settings a compute's keywords give for that call only (scoped by ``config.set``)."""
+    return {} if memory_limit is None else {"memory-limit": memory_limit}
+
+
 def compute_exprs(
     exprs: Sequence[Expr],
     executor: str | None = None,
     optimize: bool | None = None,
     passes: Sequence[str] | None = None,
     progress: Any = None,
+    memory_limit: Any = None,
 ) -> list[np.ndarray]:
-    """NumPy results of ``exprs``, computed together in one plan."""
-    with _gc_paused():
+    """NumPy results of ``exprs``, computed together in one plan (``memory_limit``: the
+    ``memory-limit`` setting for this call)."""
+    with config.set(_call_settings(memory_limit)), _gc_paused():
         ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
@@ -373,9 +380,10 @@ def persist_exprs(
     optimize: bool | None = None,
     passes: Sequence[str] | None = None,
     progress: Any = None,
+    memory_limit: Any = None,
 ) -> list[Expr]:
     """Expressions whose blocks are kept where the executor computed them."""
-    with _gc_paused():
+    with config.set(_call_settings(memory_limit)), _gc_paused():
         ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)

@@ -454,12 +454,29 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     x = as_expr(A)
     if x.ndim < 2:
         return wrap(_any_nonzero(x))
+    if _is_array(tol) or _is_array(rtol):
+        return _rank_per_matrix(x, tol, rtol, hermitian)
     kwargs = {
         "tol": _float_param("matrix_rank", tol),
         "hermitian": bool(hermitian),
         "rtol": _float_param("matrix_rank", rtol),
     }
     return wrap(_matrix_op("matrix_rank", x, **kwargs))
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, (LazyArray, np.ndarray))
+
+
+def _rank_per_matrix(x: Expr, tol: Any, rtol: Any, hermitian: bool) -> LazyArray:
+    """``matrix_rank`` with a tolerance per matrix (an array over the batch axes), as
+    NumPy computes it: singular values above ``tol``, or above ``rtol`` times the largest."""
+    s = abs(eigvalsh(wrap(x))) if hermitian else svdvals(wrap(x))
+    if tol is not None:
+        cut = wrap(as_expr(tol))[..., None]
+    else:
+        cut = s.max(axis=-1, keepdims=True) * wrap(as_expr(rtol))[..., None]
+    return (s > cut).sum(axis=-1, dtype=np.intp)
 
 
 def _any_nonzero(x: Expr) -> Expr:

@@ -71,3 +71,62 @@ def test_complex_expm1_edge_values_follow_numpy(dtype):
     assert np.isnan(want[0].imag)  # where the standard says +0
     for name, got in _computed(la.expm1(la.asarray(z, chunks=4))).items():
         _same_bits(got, want, f"expm1 on {name}")
+
+
+# ---------------------------------------------------------- issue 24: Array API suite gaps
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("lazy_tol", [False, True])
+def test_matrix_rank_takes_a_tolerance_per_matrix(hermitian: bool, lazy_tol: bool) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.random((4, 5, 5))
+    a[1, :, 4] = a[1, :, 3]  # rank 4
+    a[2] = 0
+    if hermitian:
+        a = a @ a.transpose(0, 2, 1)
+    rtol = np.array([1e-12, 0.3, 0.5, 0.9])
+    tol = np.array([1e-6, 1.0, 0.1, 2.0])
+    x = la.asarray(a, chunks=(2, 5, 5))
+    for kw in ({"rtol": rtol}, {"tol": tol}, {"rtol": np.float64(0.2)}):
+        if lazy_tol:
+            kw = {k: la.asarray(v) for k, v in kw.items()}
+        want = np.linalg.matrix_rank(
+            a, hermitian=hermitian, **{k: np.asarray(v) for k, v in kw.items()}
+        )
+        got = la.linalg.matrix_rank(x, hermitian=hermitian, **kw)
+        for name, value in _computed(got).items():
+            np.testing.assert_array_equal(value, want, err_msg=f"{name} {kw}")
+            assert value.dtype == want.dtype
+
+
+@pytest.mark.parametrize(
+    ("shape", "mask_shape"), [((1,), (0,)), ((3,), (0,)), ((2, 3), (2, 0)), ((1, 3), (0, 3))]
+)
+def test_an_empty_mask_selects_nothing_whatever_the_axis_length(shape, mask_shape) -> None:
+    a = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    m = np.zeros(mask_shape, bool)
+    want = a[m]
+    for mask in (m, la.asarray(m)):
+        got = la.asarray(a)[mask]
+        assert got.shape == want.shape
+        for name, value in _computed(got).items():
+            np.testing.assert_array_equal(value, want, err_msg=name)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        la.asarray(a)[np.zeros((5,), bool)]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5])
+@pytest.mark.parametrize("which", [0, 3, 4])
+def test_solve_of_a_batch_with_a_singular_matrix_always_raises(chunk: int, which: int) -> None:
+    rng = np.random.default_rng(which)
+    a = rng.random((5, 3, 3))
+    a[which, 1] = 0  # a zero row: LU meets an exactly zero pivot
+    b = rng.random((5, 3, 2))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.solve(a, b)
+    x = la.linalg.solve(la.asarray(a, chunks=(chunk, 3, 3)), la.asarray(b, chunks=(chunk, 3, 2)))
+    for name in executors_under_test():
+        for part in (x, x[0], x[which], x[-1, :, 1]):
+            with pytest.raises(np.linalg.LinAlgError):
+                part.compute(executor=name)

@@ -54,6 +54,7 @@ __all__ = [
     "parse_bytes",
     "parse_duration",
     "refresh",
+    "register_check",
     "resolve",
     "scoped",
     "set",
@@ -118,7 +119,8 @@ def _read_yaml(path: Path, must_exist: bool = False) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"lazyarr config file {path} must hold a mapping, not {data!r}")
+        kind = f"a {type(data).__name__}"  # not the data: a large file would fill every error
+        raise ValueError(f"lazyarr config file {path} must hold a mapping of settings, not {kind}")
     return data
 
 
@@ -215,8 +217,59 @@ def _coerce(value: Any, kinds: list[str]) -> Any:
     return value
 
 
+_CHECKS: dict[str, Callable[[Any], None]] = {}
+"""Key -> a check a higher layer registered (the executor names): raises ValueError."""
+
+_SOURCED: dict[str, tuple[str, Any]] = {}
+"""Key -> (the file or variable that set it, its value): what a check registered late judges."""
+
+
+def register_check(key: str, check: Callable[[Any], None]) -> None:
+    """Check every later value of ``key`` with ``check`` (which raises ``ValueError``).
+
+    Values the user file or a variable already gave are checked now: a bad one
+    warns naming its source, and reading ``key`` raises that message.
+    """
+    path = _canonical(key)
+    if path not in _LEAVES:
+        raise _unknown(path)
+    _CHECKS[path] = check
+    source, value = _SOURCED.get(path, ("", None))
+    if not source or value is None or path in _ERRORS:
+        return
+    try:
+        check(value)
+    except ValueError as exc:
+        message = f"{source}: invalid value {value!r} for lazyarr config key {path!r}: {exc}"
+        with _store.config_lock:
+            _ERRORS[path] = message
+            _put_global(path, _default(path))
+        warnings.warn(ConfigWarning(message), stacklevel=2)
+
+
+def _default(key: str) -> Any:
+    node: Any = _DEFAULTS
+    for part in key.split("."):
+        node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING
+    return copy.deepcopy(node)
+
+
 def _check(key: str, value: Any) -> Any:
     """Return ``value`` in canonical form, or raise ValueError saying what ``key`` takes."""
+    value = _check_schema(key, value)
+    check = _CHECKS.get(key)
+    if check is not None and value is not None:
+        try:
+            check(value)
+        except ValueError as exc:
+            raise ValueError(
+                f"invalid value {value!r} for lazyarr config key {key!r}: {exc}"
+            ) from None
+    return value
+
+
+def _check_schema(key: str, value: Any) -> Any:
+    """``value`` in canonical form if the schema allows it for ``key``, else ValueError."""
     spec = _LEAVES[key]
     kinds = _types(spec)
     value = _coerce(value, kinds)
@@ -361,15 +414,28 @@ class _Store(donfig.Config):
     def refresh(self, **kwargs: Any) -> None:  # donfig.Config.__init__ calls this too
         path = user_path()
         errors: dict[str, str] = {}
+        named = bool(os.environ.get(ENV_FILE))
         try:
-            tree = _read_yaml(path, must_exist=bool(os.environ.get(ENV_FILE)))
+            tree = _read_yaml(path, must_exist=named)
         except ValueError as exc:
             errors[""] = str(exc)
             tree = {}
-        layers = [
-            _layer(tree, f"config file {path}", errors),
-            _layer(collect_env(ENV_PREFIX, _environ()), "LAZYARR_* environment variables", errors),
+        if named and "" not in errors and not path.exists():
+            warnings.warn(
+                ConfigWarning(
+                    f"lazyarr config file {path} (named by ${ENV_FILE}) does not exist: the "
+                    "defaults hold (`lazyarr config set` creates it)"
+                ),
+                stacklevel=3,
+            )
+        sources = [(f"config file {path}", tree)] + [
+            (f"environment variable {name}", collect_env(ENV_PREFIX, {name: value}))
+            for name, value in sorted(_environ().items())
         ]
+        layers = [_layer(layer, source, errors) for source, layer in sources]
+        _SOURCED.clear()
+        for (source, _), layer in zip(sources, layers):
+            _SOURCED.update((key, (source, value)) for key, value in _flat_of(layer).items())
         _ERRORS.clear()
         _ERRORS.update(errors)
         _sources_errors()

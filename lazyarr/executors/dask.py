@@ -57,7 +57,7 @@ from lazyarr.optimize.tasks import TaskGraph, TaskKind
 from . import dask_stats
 from .base import NullProgress, Progress, RunStats
 from .blockwork import gather_owned
-from .dask_cluster import ClusterManager, SchedulerUnreachable, worker_info
+from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import FetchBatch, Index, fetch_all
 from .dask_graph import DaskGraph
 from .dask_tasks import Slab, StagePayload, after_token, detached, done_token, identity, task_fn
@@ -463,7 +463,7 @@ class DaskExecutor:
     def plan_context(self) -> dict[str, Any]:
         """Worker count, sorted worker addresses, their hosts and memory limit, for the passes."""
         client = self.client()
-        info = worker_info(client)
+        info = self._cluster.workers(client)
         self._context = (client, time.monotonic(), info["workers"])
         return info
 
@@ -477,7 +477,7 @@ class DaskExecutor:
             who, when, workers = seen
             if who is client and time.monotonic() - when < _CONTEXT_FRESH_S:
                 return workers
-        return worker_info(client)["workers"]
+        return self._cluster.workers(client)["workers"]
 
     def execute(
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None

@@ -5,7 +5,10 @@ In order: config ``dask.address`` (connect to that scheduler, within
 this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
 ``dask.threads-per-worker``, ``dask.memory-limit``; worker processes, or
 threads of this process with ``dask.processes: false``) that is started once,
-reused by later computes and closed at interpreter exit or by ``close()``.
+reused by later computes and closed at interpreter exit or by ``close()``;
+it is started again when its workers have stopped for good or a compute on
+it got ``KeyboardInterrupt`` (a terminal's Ctrl-C signals the worker
+processes too). A scheduler without workers is an error after ``dask.timeout``.
 Worker processes are not started from a script's unguarded top-level code
 (``spawn_guard``): that would re-run the script in every worker.
 Only the clusters and clients started here are ever closed here.
@@ -25,6 +28,8 @@ from typing import Any
 import dask.config
 from distributed import Client, LocalCluster, default_client
 from distributed.comm import get_address_host
+from distributed.core import Status
+from tornado.websocket import WebSocketError
 
 from lazyarr import config
 
@@ -79,6 +84,7 @@ class ClusterManager:
         self._atexit = False
         self._users: dict[int, int] = {}  # id(client) -> computes running on it
         self._retired: list[tuple[Client, LocalCluster | None]] = []  # replaced, still in use
+        self._interrupted = False  # a compute on the LocalCluster of processes got Ctrl-C
 
     @property
     def owned(self) -> Client | None:
@@ -110,7 +116,8 @@ class ClusterManager:
                         config.get("dask.memory-limit"),
                         bool(config.get("dask.processes")),
                     )
-                    if self._key != key or not self._running():
+                    stale = self._interrupted or self._lost_workers()
+                    if self._key != key or not self._running() or stale:
                         self._retire()
                         self._start_local(*key[1:], timeout=timeout)
                         self._key = key
@@ -131,6 +138,14 @@ class ClusterManager:
             self._users[id(client)] = self._users.get(id(client), 0) + 1
         try:
             yield client
+        except KeyboardInterrupt:
+            # a terminal's Ctrl-C reaches the worker processes too, which then stop (a moment
+            # later: the next compute could still see them): start a fresh cluster next time,
+            # which also drops the interrupted compute's tasks
+            with self._lock:
+                if client is self._client and self._key and self._key[0] == "local":
+                    self._interrupted = bool(self._key[4])
+            raise
         finally:
             with self._lock:
                 left = self._users[id(client)] - 1
@@ -147,6 +162,7 @@ class ClusterManager:
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         self._key = None
+        self._interrupted = False
         if client is None:
             return
         if self._users.get(id(client)):
@@ -156,6 +172,30 @@ class ClusterManager:
 
     def _running(self) -> bool:
         return self._client is not None and self._client.status == "running"
+
+    def _lost_workers(self) -> bool:
+        """The LocalCluster started here has workers that stopped for good: Ctrl-C in a
+        terminal signals its worker processes too, and their nannies then close."""
+        cluster = self._cluster
+        return cluster is not None and any(
+            getattr(w, "status", Status.running) in _GONE for w in cluster.workers.values()
+        )
+
+    def workers(self, client: Client) -> dict[str, Any]:
+        """:func:`worker_info` of ``client``'s cluster, waiting up to ``dask.timeout`` for
+        a first worker: a scheduler without workers is an error, never a hang."""
+        info = worker_info(client)
+        if info["n_workers"]:
+            return info
+        timeout = config.parse_duration(config.get("dask.timeout"))
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError as e:
+            raise SchedulerUnreachable(
+                f"the Dask scheduler at {client.scheduler.address!r} has no workers: none "
+                f"joined within {timeout:g} s (config dask.timeout)"
+            ) from e
+        return worker_info(client)
 
     def _start_local(
         self, n_workers: int, threads: int, memory_limit: Any, processes: bool, timeout: float
@@ -209,6 +249,10 @@ class ClusterManager:
                 _close(*pair)
 
 
+_GONE = frozenset({Status.closing, Status.closing_gracefully, Status.closed, Status.failed})
+"""States of a LocalCluster's worker (or nanny) that it never leaves."""
+
+
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:
     if client is not None:
         with contextlib.suppress(Exception):
@@ -231,8 +275,11 @@ def _probe(address: str, timeout: float) -> None:
     ``dask.timeout`` or read the text as a frame length.
     """
     scheme, _, rest = address.rpartition("://")
+    if scheme == "ws":
+        _probe_ws(address, rest, timeout)
+        return
     if scheme not in ("", "tcp"):
-        return  # tls, ucx, inproc: left to distributed
+        return  # tls, wss, ucx, inproc: left to distributed
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
     if not host or not port.isdigit():
@@ -266,11 +313,45 @@ def _probe(address: str, timeout: float) -> None:
         )
 
 
+def _probe_ws(address: str, rest: str, timeout: float) -> None:
+    """Check, within ``timeout``, that ``ws://`` ``address`` accepts a websocket upgrade.
+
+    An HTTP server that is not a scheduler answers with its own status: without
+    this check ``Client`` raises tornado's ``WebSocketError`` and leaves a client
+    whose cleanup at exit waits 6 s and prints a traceback.
+    """
+    host, _, port = rest.split("/", 1)[0].rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return
+    request = (
+        f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: bGF6eWFyciBwcm9iZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            sock.sendall(request.encode())
+            status = sock.recv(64).split(b"\r\n", 1)[0]
+    except TimeoutError as e:
+        raise SchedulerUnreachable(
+            f"{address!r} did not answer a websocket upgrade within {timeout:g} s "
+            "(config dask.address, dask.timeout)"
+        ) from e
+    except OSError:
+        return  # refused or unroutable: Client reports it, with its own message
+    if status.split(b" ")[1:2] != [b"101"]:
+        raise SchedulerUnreachable(
+            f"{address!r} answered {status.decode(errors='replace')!r} to a websocket "
+            "upgrade: not a Dask scheduler's websocket port (config dask.address)"
+        )
+
+
 def _connect(address: str, timeout: float) -> Client:
     _probe(address, timeout)
     try:
         return Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, WebSocketError) as e:
         raise SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address!r} within {timeout:g} s "
             f"(config dask.address, dask.timeout): {e}"

@@ -12,7 +12,9 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-__all__ = ["available", "get", "names", "register"]
+from lazyarr import config
+
+__all__ = ["available", "check_name", "get", "names", "register"]
 
 _BUILTIN: dict[str, str] = {
     "dask": "lazyarr.executors.dask:DaskExecutor",
@@ -55,12 +57,25 @@ def get(name: str) -> Any:
         return inst
     target = _EXTRA.get(name) or _BUILTIN.get(name) or _entry_points().get(name)
     if target is None:
-        close = difflib.get_close_matches(name, names(), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown executor {name!r}{hint} (known: {', '.join(names())})")
+        check_name(name)
     inst = _load(target)
     _INSTANCES[name] = inst
     return inst
+
+
+def check_name(name: Any) -> None:
+    """``ValueError`` with the nearest registered name unless ``name`` is registered
+    (the ``executor`` setting is checked with it when it is set)."""
+    if name in _EXTRA or name in _BUILTIN:
+        return
+    known = names()
+    if name not in known:
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown executor {name!r}{hint} (known: {', '.join(known)})")
+
+
+config.register_check("executor", check_name)
 
 
 def available() -> dict[str, tuple[bool, str]]:

@@ -103,8 +103,13 @@ class ChunkFiles:
                 os.remove(partial)
 
     def _decode(self, coords: tuple[int, ...], dst: np.ndarray) -> bool:
-        """Decode chunk ``coords`` into ``dst`` (False when it has no file: a fill value)."""
-        path = os.path.join(self.root, self.key_of(coords))
+        """Decode chunk ``coords`` into ``dst`` (False when it has no file: a fill value).
+
+        A chunk that decodes to another length than ``dst``, or fails to decode
+        (truncated, corrupt), is a ``ValueError`` naming the store and the chunk key.
+        """
+        key = self.key_of(coords)
+        path = os.path.join(self.root, key)
         try:
             with open(path, "rb", buffering=0) as f:
                 size = os.fstat(f.fileno()).st_size
@@ -113,14 +118,56 @@ class ChunkFiles:
         except FileNotFoundError:
             return False
         if got != size:
-            raise OSError(f"short read of zarr chunk {path}: {got} of {size} bytes")
+            raise OSError(f"short read of zarr chunk {key!r} in {self.root}: {got} of {size} bytes")
         if self.codec is None:
             if size != dst.nbytes:
-                raise ValueError(f"zarr chunk {path} has {size} bytes, expected {dst.nbytes}")
+                raise self._corrupt(key, f"has {size} bytes, expected {dst.nbytes}")
             dst.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
-        else:
+            return True
+        problem = _frame_problem(self.codec, raw, dst.nbytes)
+        if problem:
+            raise self._corrupt(key, problem)
+        try:
             self.codec.decode(raw, out=dst)
+        except (RuntimeError, ValueError) as e:
+            raise self._corrupt(key, f"does not decode ({e})") from e
         return True
+
+    def _corrupt(self, key: str, problem: str) -> ValueError:
+        return ValueError(f"zarr chunk {key!r} of the store {self.root} {problem}")
+
+
+def _frame_problem(codec: Any, raw: memoryview, expected: int) -> str:
+    """What the compressed frame's header says is wrong with it ('' when nothing is):
+    decoded length other than ``expected``, or (blosc) fewer bytes than the header's."""
+    kind = type(codec).__name__
+    if kind == "Blosc":
+        if len(raw) < 16:
+            return f"is truncated: {len(raw)} bytes, shorter than a blosc header"
+        nbytes = int.from_bytes(raw[4:8], "little")
+        cbytes = int.from_bytes(raw[12:16], "little")
+        if cbytes != len(raw):
+            return f"is truncated: {len(raw)} bytes where its header says {cbytes}"
+        size: int | None = nbytes
+    else:
+        size = _zstd_content_size(raw) if kind == "Zstd" else None
+    if size is not None and size != expected:
+        return f"decodes to {size} bytes, expected {expected}"
+    return ""
+
+
+def _zstd_content_size(raw: memoryview) -> int | None:
+    """The decoded size a zstd frame header declares (None: not declared, or not zstd)."""
+    if len(raw) < 6 or bytes(raw[:4]) != b"\x28\xb5\x2f\xfd":
+        return None
+    descriptor = raw[4]
+    single = (descriptor >> 5) & 1
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
+    n = (1 if single else 0, 2, 4, 8)[descriptor >> 6]
+    if n == 0 or len(raw) < pos + n:
+        return None
+    value = int.from_bytes(raw[pos : pos + n], "little")
+    return value + 256 if n == 2 else value
 
 
 _HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()

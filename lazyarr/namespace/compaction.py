@@ -10,6 +10,7 @@ the selection is planned with exact chunks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -116,13 +117,16 @@ def boolean_index(x: LazyArray, mask: LazyArray) -> Deferred:
         raise IndexError(
             f"too many indices for array: array is {x.ndim}-dimensional, but {k} were indexed"
         )
-    for ax in range(k):
-        if mask.shape[ax] != x.shape[ax]:
+    for ax in range(k):  # NumPy: a mask axis of length 0 matches any length
+        if mask.shape[ax] not in (x.shape[ax], 0):
             raise IndexError(
                 f"boolean index did not match indexed array along axis {ax}; size of axis is "
                 f"{x.shape[ax]} but size of corresponding boolean axis is {mask.shape[ax]}"
             )
     rest = x.shape[k:]
+    if k and mask.shape != x.shape[:k]:  # an empty mask of another shape selects nothing
+        rows = x.reshape((math.prod(x.shape[:k]), *rest))[:0]
+        return select_rows(rows, mask.reshape((0,)))
     if k == 1:
         return select_rows(x, mask)
     if k == 0:  # x[True] has one row (x itself), x[False] none

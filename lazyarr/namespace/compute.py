@@ -22,16 +22,23 @@ def compute(
     optimize: bool | None = None,
     passes: Sequence[str] | None = None,
     progress: Any = None,
+    memory_limit: Any = None,
 ) -> tuple[np.ndarray, ...]:
     """Compute several arrays in one shared plan; returns a tuple of NumPy arrays.
 
-    The keywords are spelled out (no ``**options``) so that a misspelt one
+    ``memory_limit`` is the ``memory-limit`` setting for this call. The keywords are
+    spelled out (no ``**options``) so that a misspelt one
     (``executer=``) is refused by Python naming ``compute()``, not an internal function.
     """
     exprs = [as_expr(a) for a in arrays]
     return tuple(
         api.compute_exprs(
-            exprs, executor=executor, optimize=optimize, passes=passes, progress=progress
+            exprs,
+            executor=executor,
+            optimize=optimize,
+            passes=passes,
+            progress=progress,
+            memory_limit=memory_limit,
         )
     )
 
@@ -42,11 +49,17 @@ def persist(
     optimize: bool | None = None,
     passes: Sequence[str] | None = None,
     progress: Any = None,
+    memory_limit: Any = None,
 ) -> tuple[LazyArray, ...]:
     """Compute several arrays and keep their blocks; returns lazy arrays over them."""
     exprs = [as_expr(a) for a in arrays]
     kept = api.persist_exprs(
-        exprs, executor=executor, optimize=optimize, passes=passes, progress=progress
+        exprs,
+        executor=executor,
+        optimize=optimize,
+        passes=passes,
+        progress=progress,
+        memory_limit=memory_limit,
     )
     return tuple(wrap(e) for e in kept)
 

@@ -263,10 +263,22 @@ class Plan:
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
-        """Read a plan written by :meth:`to_json`."""
-        doc = json.loads(text)
-        if doc.get("format") != "lazyarr-plan":
+        """Read a plan written by :meth:`to_json`; ``ValueError`` (one line) for any other
+        text, so the CLI reports a wrong or damaged file without a traceback."""
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not a lazyarr plan: not JSON ({e})") from None
+        if not isinstance(doc, dict) or doc.get("format") != "lazyarr-plan":
             raise ValueError("not a lazyarr plan (missing format marker)")
+        try:
+            return cls._from_doc(doc)
+        except (KeyError, IndexError, TypeError, AttributeError) as e:
+            what = f"missing {e}" if isinstance(e, KeyError) else str(e)
+            raise ValueError(f"not a readable lazyarr plan: {what}") from None
+
+    @classmethod
+    def _from_doc(cls, doc: dict[str, Any]) -> Plan:
         exprs = exprs_from_json(doc["exprs"])
         stages = {}
         for d in doc["stages"]:

@@ -507,3 +507,140 @@ def test_a_scheduler_gone_before_the_client_noticed_is_named_as_lost(dask_ex, mo
     plan = _dask_plan(la.arange(6, chunks=4) * 2)
     with pytest.raises(SchedulerUnreachable, match="does not answer"):
         dask_ex.execute(plan, plan.outputs)
+
+
+_WS_SCRIPT = """
+import http.server, threading
+import numpy as np
+from distributed import LocalCluster
+import lazyarr as la
+from lazyarr.executors import registry
+from lazyarr.executors.dask import SchedulerUnreachable
+
+ex = registry.get("dask")  # the executor compute(executor="dask") runs on
+with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="ws://",
+                  dashboard_address=None) as cluster:  # a real websocket scheduler still works
+    with la.config.set({"dask.address": cluster.scheduler_address, "dask.timeout": "10s"}):
+        assert (la.arange(6, chunks=3) * 2).sum().compute(executor="dask") == 30
+    ex.close()
+class Quiet(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+http_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+threading.Thread(target=http_server.serve_forever, daemon=True).start()
+address = f"ws://127.0.0.1:{http_server.server_address[1]}"
+with la.config.set({"dask.address": address, "dask.timeout": "2s"}):
+    try:
+        ex.client()
+    except SchedulerUnreachable as e:
+        print("unreachable:", e)
+ex.close()
+"""
+
+
+def test_a_websocket_address_of_an_http_server_is_unreachable_and_exits_cleanly(tmp_path):
+    """Before: tornado's WebSocketError, then a Client.__del__ traceback (a 6 s wait) at exit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(la.__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, "-c", _WS_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "unreachable: 'ws://127.0.0.1:" in out.stdout, out.stdout + out.stderr
+    assert "not a Dask scheduler's websocket port" in out.stdout
+    # (distributed may log its own shutdown of the websocket cluster; no client is left behind)
+    assert "Client.__del__" not in out.stderr and "timed out" not in out.stderr, out.stderr
+
+
+# -- Ctrl-C in a terminal: the process group's SIGINT also stops the LocalCluster's workers ------
+
+_CTRL_C_SCRIPT = """
+import time
+import lazyarr as la
+
+def main():
+    la.config.set({"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.timeout": "5s"})
+    x = la.arange(8, chunks=4)
+    print("first", (x * 2).sum().compute(executor="dask"), flush=True)
+    try:
+        y = la.random.random((4000, 100_000), chunks=(1, 100_000), seed=1)
+        print("long start", flush=True)
+        (la.sin(y) ** 2).sum().compute(executor="dask")
+        print("long done", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    print("again", (x * 3).sum().compute(executor="dask"), flush=True)
+    print("workers", len(la.cluster().scheduler_info()["workers"]), flush=True)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_ctrl_c_that_stopped_the_local_cluster_restarts_it_on_the_next_compute(tmp_path):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it, during a compute:
+    KeyboardInterrupt, then the next compute starts a new LocalCluster. Before: it never
+    returned (the nannies had closed with their workers)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(_CTRL_C_SCRIPT)
+    root = str(Path(la.__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # its own process group, signalled as a terminal would
+    )
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.strip())
+            if line.startswith("long start"):
+                time.sleep(1.5)  # the compute is running on the workers
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        out, _ = proc.communicate(timeout=120)
+        lines += out.split("\n")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert "interrupted" in lines, lines
+    assert "again 84" in lines, lines
+    assert "workers 2" in lines, lines
+    assert proc.returncode == 0
+
+
+def test_an_external_scheduler_without_workers_is_an_error_within_the_timeout():
+    """A scheduler whose workers are gone (stopped, killed): an error naming it, not a hang."""
+    cluster = _ExternalCluster()
+    cluster.worker.kill()  # only the scheduler
+    cluster.worker.wait(10)
+    ex = DaskExecutor()
+    try:
+        ex_timeout = {"dask.address": cluster.address, "dask.timeout": "2s"}
+        with config.set({**ex_timeout, "dask.timeout": "20s"}):
+            ex.client()  # the scheduler is up
+        with config.set(ex_timeout), pytest.raises(SchedulerUnreachable, match="has no workers"):
+            plan = _dask_plan(la.arange(6, chunks=3) * 2)
+            ex.execute(plan, plan.outputs)
+    finally:
+        cluster.stop()
+        ex.close()

@@ -9,6 +9,7 @@ import sys
 
 import numba
 import numpy as np
+import pytest
 import scipy.ndimage as ndi
 
 import lazyarr as la
@@ -92,3 +93,20 @@ def test_a_function_of_a_scripts_main_reaches_the_workers(dask_ex, tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == str([v * 3 for v in np.arange(10.0).tolist()])
+
+
+def test_a_wrong_block_and_an_error_inside_are_named_on_dask(dask_ex):
+    """The shape check and the block's note travel back from the workers (issue 24, row 3)."""
+    a = la.arange(8, chunks=4)
+
+    def fails_on_second(b, block_id=None):
+        if block_id == (1,):
+            raise ZeroDivisionError("boom")
+        return b
+
+    with pytest.raises(ZeroDivisionError) as info:
+        la.map_blocks(fails_on_second, a, dtype="i8").compute(executor="dask")
+    assert "while computing block (1,) of fails_on_second" in info.value.__notes__
+    shifted = la.map_overlap(lambda b: b[1:], a, depth=1, boundary="reflect", dtype="i8")
+    with pytest.raises(ValueError, match=r"block \(\d,\) \(with its halo\) where \(6,\)"):
+        shifted.compute(executor="dask")

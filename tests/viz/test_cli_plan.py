@@ -186,3 +186,22 @@ def test_plan_and_explain_of_value_dependent_lengths_compute_nothing(
     code, out, err = run(capsys, "plan", path, "--var", var, "-o", tmp_path / "p.json")
     assert code == 0, err
     assert "wrote" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1, 2]",
+        "null",
+        '"a plan"',
+        '{"format": "lazyarr-plan"}',
+        '{"format": "lazyarr-plan", "exprs": {}, "stages": [3], "history": []}',
+        '{"format": "lazyarr-plan", "exprs": {"k": 1}, "stages": []}',
+    ],
+)
+def test_viz_of_json_that_is_not_a_plan_is_a_one_line_error(capsys, tmp_path, text):
+    (tmp_path / "bad.json").write_text(text)
+    code, _, err = run(capsys, "viz", tmp_path / "bad.json", "-o", tmp_path / "bad.svg")
+    assert code == 1
+    assert err.startswith("lazyarr viz: error: not a") and err.count("\n") == 1, err
+    assert not (tmp_path / "bad.svg").exists()

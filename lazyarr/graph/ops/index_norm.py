@@ -115,8 +115,8 @@ def normalize_index(index: Any, shape: tuple[int, ...]) -> NormIndex:
                 seq.append(("slice", slice(None), ax))
                 ax += 1
         elif kind == "bool":
-            for d in range(v.ndim):
-                if v.shape[d] != shape[ax + d]:
+            for d in range(v.ndim):  # NumPy: a mask axis of length 0 matches any length
+                if v.shape[d] not in (shape[ax + d], 0):
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {ax + d}; size "
                         f"of axis is {shape[ax + d]} but size of corresponding boolean axis is "

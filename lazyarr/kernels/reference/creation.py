@@ -12,6 +12,7 @@ from lazyarr.graph.ops.random import RandomMap, fill_params
 from lazyarr.graph.window import AxisRun, forward
 from lazyarr.kernels.blocks import blocks_for_region
 from lazyarr.kernels.reference import philox
+from lazyarr.kernels.reference.checks import block_name, called, checked
 from lazyarr.kernels.reference.distributions import distribution
 from lazyarr.kernels.reference.registry import register
 
@@ -40,10 +41,12 @@ def from_blocks(op: FromBlocks, expr: Expr, out: Region) -> np.ndarray:
 @register(FromReader)
 def from_reader(op: FromReader, expr: Expr, out: Region) -> np.ndarray:
     # read the box of positions with positive steps, then flip the reversed axes
+    # the read is checked against the box asked for (shape, dtype kind): never reshaped into place
     fwd, flip = forward(_runs(op, out))
-    block = op.reader.read(
-        tuple(slice(s, s + st * (n - 1) + 1 if n else s, st) for s, st, n in fwd)
-    )
+    reader, block_at = op.reader, block_name(expr.chunks, out)
+    where = tuple(slice(s, s + st * (n - 1) + 1 if n else s, st) for s, st, n in fwd)
+    block = called(reader.read, f"reading {block_at} from {reader.describe()}", where)
+    block = checked(block, [n for _, _, n in fwd], reader.dtype, reader.describe(), block_at)
     block = np.asarray(block, dtype=expr.dtype)
     if flip:
         block = np.flip(block, flip)

@@ -18,6 +18,7 @@ from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.overlap import AxisWindow, Overlap, periodic_axes, pieces, windows
 from lazyarr.graph.ops.userfunc import BlockFunc, UserElementwise, block_index, template_args
+from lazyarr.kernels.reference.checks import block_name, called, checked
 from lazyarr.kernels.reference.registry import register
 
 __all__: list[str] = []
@@ -27,18 +28,13 @@ def _shape(out: Region) -> tuple[int, ...]:
     return tuple(s.stop - s.start for s in out)
 
 
+SHAPE_HINT = " (pass chunks=, drop_axis= or new_axis= when it changes the shape)"
+
+
 def _as_block(result: Any, expr: Expr, out: Region, label: str) -> np.ndarray:
-    """The user's ``result`` as the block ``out`` of ``expr`` (dtype cast, shape checked)."""
-    arr = np.asarray(result)
-    want = _shape(out)
-    if arr.shape != want:
-        if arr.size == int(np.prod(want)) and arr.ndim == 0:
-            arr = arr.reshape(want)
-        else:
-            raise ValueError(
-                f"{label}: the function returned a block of shape {arr.shape} where {want} was "
-                "expected (pass chunks=, drop_axis= or new_axis= when it changes the shape)"
-            )
+    """The user's ``result`` as the block ``out`` of ``expr`` (shape and dtype kind checked,
+    then cast to the declared dtype)."""
+    arr = checked(result, _shape(out), expr.dtype, label, block_name(expr.chunks, out), SHAPE_HINT)
     if arr.dtype != expr.dtype:
         arr = arr.astype(expr.dtype)
     return arr
@@ -117,7 +113,7 @@ def block_func(op: BlockFunc, expr: Expr, out: Region, *arrays: np.ndarray) -> n
     if op.block_info:
         info[None] = _out_info(expr, index)
         kwargs["block_info"] = info
-    result = op.fn.fn(*args, **kwargs)
+    result = called(op.fn.fn, f"computing block {index} of {label}", *args, **kwargs)
     if op.output >= 0:
         result = result[op.output]
     return _as_block(result, expr, out, label)
@@ -202,13 +198,10 @@ def overlap(op: Overlap, expr: Expr, out: Region, *arrays: np.ndarray) -> np.nda
     if op.block_info:
         info[None] = _out_info(expr, index)
         kwargs["block_info"] = info
-    result = np.asarray(op.fn.fn(*blocks, **kwargs))
-    if op.trim:
-        if result.ndim != len(trim_wins):
-            raise ValueError(
-                f"{label}: the function returned {result.ndim} dimensions for blocks of "
-                f"{len(trim_wins)}; trim=True needs the block's dimensions"
-            )
+    result = called(op.fn.fn, f"computing block {index} of {label}", *blocks, **kwargs)
+    if op.trim:  # the halo is cut by position: the result must be the padded block's shape
+        padded = tuple(w.size for w in trim_wins)
+        result = checked(result, padded, expr.dtype, label, f"block {index} (with its halo)")
         cut = []
         for w, s in zip(trim_wins, out):
             lo = s.start - w.lo
