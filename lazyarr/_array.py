@@ -18,6 +18,7 @@ import numpy as np
 from lazyarr import api, dask_collection, planview
 from lazyarr._convert import as_expr, as_operand, chunks_for
 from lazyarr._fallback import numpy_fallback
+from lazyarr._operators import ArrayOperators, is_operand
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise, reduce
 from lazyarr.graph.ops import indexing as ix
@@ -26,8 +27,6 @@ from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops import rechunk as rechunk_op
 from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
-from lazyarr.graph.ops.power import power_expr, scalar_power_shortcut
-from lazyarr.io.readers import is_dask_array
 from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
 __all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
@@ -67,61 +66,7 @@ def lazy(x: Any) -> LazyArray:
     return x if isinstance(x, LazyArray) else wrap(as_expr(x))
 
 
-def _binary(func: str, reflected: bool = False) -> Callable[[LazyArray, Any], Any]:
-    def method(self: LazyArray, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        a, b = (as_operand(other), self._expr) if reflected else (self._expr, as_operand(other))
-        return wrap(elementwise(func, a, b))
-
-    method.__name__ = f"__{'r' if reflected else ''}{func}__"
-    method.__doc__ = f"Elementwise ``numpy.{func}``, lazily."
-    return method
-
-
-def _inplace(func: str) -> Callable[[LazyArray, Any], Any]:
-    def method(self: LazyArray, other: Any) -> LazyArray:
-        if not _is_operand(other):
-            return NotImplemented
-        operand = as_operand(other)
-        if func == "power":
-            result = power_expr(self._expr, operand)
-        else:
-            result = elementwise(func, self._expr, operand)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"non-broadcastable output operand with shape {self.shape} doesn't match "
-                f"the broadcast shape {result.shape}"
-            )
-        if result.dtype != self.dtype:
-            if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-                raise np._core._exceptions._UFuncOutputCastingError(
-                    getattr(np, func), "same_kind", result.dtype, self.dtype, 0
-                )
-            result = elementwise("astype", result, dtype=self.dtype)
-        self._expr = result
-        return self
-
-    method.__name__ = f"__i{func}__"
-    return method
-
-
-def _unary(func: str) -> Callable[[LazyArray], LazyArray]:
-    def method(self: LazyArray) -> LazyArray:
-        return wrap(elementwise(func, self._expr))
-
-    method.__name__ = f"__{func}__"
-    return method
-
-
-def _is_operand(value: Any) -> bool:
-    """What lazy operators take: arrays, scalars, sequences, and Dask arrays (read lazily)."""
-    return is_dask_array(value) or isinstance(
-        value, (LazyArray, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
-    )
-
-
-class LazyArray(dask_collection.DaskCollection):
+class LazyArray(ArrayOperators, dask_collection.DaskCollection):
     """A lazy, chunked N-d array: nothing runs until ``.compute()``."""
 
     __array_priority__ = 20
@@ -331,7 +276,7 @@ class LazyArray(dask_collection.DaskCollection):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if kwargs.get("out") is not None:
             return NotImplemented
-        if any(not _is_operand(x) for x in inputs):
+        if any(not is_operand(x) for x in inputs):
             return NotImplemented
         if method == "__call__" and ufunc in HANDLED_FUNCTIONS:  # gufuncs: matmul, vecdot...
             return HANDLED_FUNCTIONS[ufunc](*inputs, **kwargs)
@@ -594,87 +539,6 @@ class LazyArray(dask_collection.DaskCollection):
             return
         value = as_operand(value)
         self._expr = ix.setitem(self._expr, _concrete_index(index), value)
-
-    # -- operators ------------------------------------------------------------
-    __add__ = _binary("add")
-    __radd__ = _binary("add", True)
-    __sub__ = _binary("subtract")
-    __rsub__ = _binary("subtract", True)
-    __mul__ = _binary("multiply")
-    __rmul__ = _binary("multiply", True)
-    __truediv__ = _binary("true_divide")
-    __rtruediv__ = _binary("true_divide", True)
-    __floordiv__ = _binary("floor_divide")
-    __rfloordiv__ = _binary("floor_divide", True)
-    __mod__ = _binary("remainder")
-    __rmod__ = _binary("remainder", True)
-    __and__ = _binary("bitwise_and")
-    __rand__ = _binary("bitwise_and", True)
-    __or__ = _binary("bitwise_or")
-    __ror__ = _binary("bitwise_or", True)
-    __xor__ = _binary("bitwise_xor")
-    __rxor__ = _binary("bitwise_xor", True)
-    __lshift__ = _binary("left_shift")
-    __rlshift__ = _binary("left_shift", True)
-    __rshift__ = _binary("right_shift")
-    __rrshift__ = _binary("right_shift", True)
-    __lt__ = _binary("less")
-    __le__ = _binary("less_equal")
-    __gt__ = _binary("greater")
-    __ge__ = _binary("greater_equal")
-    __eq__ = _binary("equal")  # type: ignore[assignment]
-    __ne__ = _binary("not_equal")  # type: ignore[assignment]
-    __iadd__ = _inplace("add")
-    __isub__ = _inplace("subtract")
-    __imul__ = _inplace("multiply")
-    __itruediv__ = _inplace("true_divide")
-    __ifloordiv__ = _inplace("floor_divide")
-    __imod__ = _inplace("remainder")
-    __ipow__ = _inplace("power")
-    __iand__ = _inplace("bitwise_and")
-    __ior__ = _inplace("bitwise_or")
-    __ixor__ = _inplace("bitwise_xor")
-    __ilshift__ = _inplace("left_shift")
-    __irshift__ = _inplace("right_shift")
-    __neg__ = _unary("negative")
-    __pos__ = _unary("positive")
-    __abs__ = _unary("absolute")
-    __invert__ = _unary("invert")
-    __hash__ = None  # type: ignore[assignment]
-
-    def __pow__(self, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        fast = scalar_power_shortcut(self._expr, other)
-        return wrap(fast if fast is not None else power_expr(self._expr, as_operand(other)))
-
-    def __rpow__(self, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        return wrap(power_expr(as_operand(other), self._expr))
-
-    def __divmod__(self, other: Any) -> Any:
-        return self // other, self % other
-
-    def __rdivmod__(self, other: Any) -> Any:
-        return other // self, other % self
-
-    def __matmul__(self, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        return wrap(lin.matmul(self._expr, as_expr(other)))
-
-    def __rmatmul__(self, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        return wrap(lin.matmul(as_expr(other), self._expr))
-
-    def __imatmul__(self, other: Any) -> Any:
-        result = lin.matmul(self._expr, as_expr(other))
-        if result.shape != self.shape:
-            raise ValueError(f"matmul: in-place result shape {result.shape} != {self.shape}")
-        self._expr = result
-        return self
 
     def __dlpack__(
         self,
