@@ -319,8 +319,11 @@ def test_planned_worker_per_block_is_honoured(placement, dask_ex):
     with config.set({"dask.placement": placement}):
         (store,) = dask_ex.persist(plan, plan.outputs)
     where = dask_ex.client().who_has(list(store.blocks.values()))
-    for index, fut in store.blocks.items():
-        assert where[fut.key] == (workers[sum(index) % 2],), index
+    planned = [where[fut.key] == (workers[sum(i) % 2],) for i, fut in store.blocks.items()]
+    if placement == "hard":
+        assert all(planned)
+    else:  # soft: Dask may steal a block for an idle worker (seen under a loaded CPU)
+        assert sum(planned) >= 0.75 * len(planned), planned  # by chance: half
 
 
 def test_scheduler_placement_ignores_the_plan(dask_ex):
