@@ -199,3 +199,13 @@ def test_partial_chunks_of_a_killed_writer_are_swept(tmp_path):
     os.remove(live)
     assert sweep_partials(p) == 0
     np.testing.assert_array_equal(z[:], A + 5)
+
+
+def test_a_truncated_npy_file_is_named_when_opened(tmp_path):
+    p = tmp_path / "t.npy"
+    np.save(p, A)
+    with open(p, "r+b") as f:
+        f.truncate(os.path.getsize(p) // 2)
+    with pytest.raises(ValueError) as err:
+        la.from_npy(p)
+    assert str(p) in "\n".join(getattr(err.value, "__notes__", []))

@@ -193,7 +193,11 @@ class NpyReader(Reader):
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
-        m = np.load(self.path, mmap_mode="r")
+        try:
+            m = np.load(self.path, mmap_mode="r")
+        except ValueError as e:  # a truncated file: NumPy's mmap error names no file
+            e.add_note(f"while opening the .npy file {self.path} (truncated or not a .npy?)")
+            raise
         self.shape = tuple(m.shape)
         self.dtype = m.dtype
         self.chunks = None
