@@ -9,6 +9,7 @@ worker restrictions and dependencies as the scheduler holds them.
 
 from __future__ import annotations
 
+import gc
 import operator
 import pickle
 import time
@@ -326,6 +327,8 @@ def test_an_error_in_a_tree_part_is_raised_with_its_traceback(dask_ex):
         dask_ex.execute(plan, plan.outputs)
     assert "task_fn" in {entry.name for entry in info.traceback}
     assert dask_ex.last_stats is None
+    del info  # its traceback's frames hold this run's futures
+    gc.collect()
     # cancelled: nothing of this run is left on the scheduler (parts, steps, payloads)
     prefixes = (*plan.stages, *(dask_stats.PAYLOAD_PREFIX + n for n in plan.stages))
     assert _left_on_scheduler(dask_ex.client(), prefixes) == []
