@@ -387,7 +387,12 @@ def persist_exprs(
         ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
-        stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+        try:
+            stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+        except BaseException:
+            if staging is not None:
+                staging.close()
+            raise
         if staging is not None:  # kept blocks may still be computing (dask): remove at exit
             atexit.register(staging.close)
     _LAST_RUN["stats"] = getattr(ex, "last_stats", None)

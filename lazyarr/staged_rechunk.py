@@ -82,11 +82,9 @@ def _source_blocks(x: Expr) -> tuple[int, ...]:
 class Staging:
     """Rewritten outputs and the scratch directory their stores live in (removed by ``close``)."""
 
-    def __init__(self, exprs: list[Expr], scratch: str | None, staged: int) -> None:
+    def __init__(self, exprs: list[Expr], scratch: str | None) -> None:
         self.exprs = exprs
         self.scratch = scratch
-        self.staged = staged
-        """How many rechunks go through the store."""
 
     def close(self) -> None:
         if self.scratch is not None:
@@ -100,8 +98,8 @@ def stage_rechunks(
     """``exprs`` with every all-to-all rechunk of more than ``min_bytes`` staged through a
     scratch store (``make_scratch()`` returns its new directory); None when there is none."""
     scratch: list[str] = []
-    count = 0
-    remade: list[Expr] = []  # sources made again in the target's blocks
+    count = 0  # rechunks through the store
+    remade = False  # sources made again in the target's blocks
 
     def staged(e: Expr, x: Expr) -> Expr:
         nonlocal count
@@ -121,16 +119,17 @@ def stage_rechunks(
         return rechunk(staged_read(written, store, back, blocks.chunks), e.chunks)
 
     def visit(e: Expr) -> Expr | None:
+        nonlocal remade
         big = isinstance(e.op, Rechunk) and e.nbytes > min_bytes
         if not big or not is_all_to_all(e.inputs[0].chunks, e.chunks):
             return None
         x = e.inputs[0]
         if _made_in_any_blocks(x, e.chunks):  # the source itself in the target's blocks
-            remade.append(x)
+            remade = True
             return Expr(x.op, (), x.shape, x.dtype, e.chunks, x.user_name)
         return staged(e, x)
 
     out = rebuild(exprs, visit)
     if not count and not remade:
         return None
-    return Staging(out, scratch[0] if scratch else None, count)
+    return Staging(out, scratch[0] if scratch else None)

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Location", "arrays_overlap", "reader_location", "target_location", "zarr_location"]
+__all__ = [
+    "Location",
+    "arrays_overlap",
+    "reader_location",
+    "store_location",
+    "target_location",
+    "zarr_location",
+]
 
 
 @dataclass(frozen=True)
@@ -47,13 +54,19 @@ def zarr_location(array: Any) -> Location | None:
     store = getattr(array, "store", None)
     if store is None:
         return None
-    path = [p for p in (getattr(array, "path", "") or "").split("/") if p]
+    return store_location(store, getattr(array, "path", "") or "")
+
+
+def store_location(store: Any, path: str) -> Location:
+    """Where node ``path`` of a zarr store is: a directory for a local store, else the node
+    in that store (memory stores are told apart by the dict their arrays share)."""
+    parts = tuple(p for p in path.split("/") if p)
     root = getattr(store, "root", None)
     if root is not None and type(store).__name__ == "LocalStore":
         base = path_location(str(root))
-        return Location(base.space, base.parts + tuple(path))
-    inner = getattr(store, "_store_dict", store)  # memory stores: the dict the arrays share
-    return Location(f"{type(store).__name__}@{id(inner):x}", tuple(path))
+        return Location(base.space, base.parts + parts)
+    inner = getattr(store, "_store_dict", store)
+    return Location(f"{type(store).__name__}@{id(inner):x}", parts)
 
 
 def reader_location(reader: Any) -> Location | None:

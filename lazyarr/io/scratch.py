@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from lazyarr.graph.token import ByToken
+from lazyarr.io.zarr_chunks import chunk_boxes
 
 __all__ = ["ScratchArray", "new_scratch_dir"]
 
@@ -58,24 +58,11 @@ class ScratchArray(ByToken):
             slice(k * c, min((k + 1) * c, n)) for k, c, n in zip(coords, self.chunks, self.shape)
         )
 
-    def _pieces(self, where: tuple[slice, ...]) -> Iterator[tuple[tuple[int, ...], tuple, tuple]]:
-        """Each chunk under ``where``: its coordinates, its part of the array and of ``where``."""
-        first = [s.start // c for s, c in zip(where, self.chunks)]
-        last = [max(s.start, s.stop - 1) // c for s, c in zip(where, self.chunks)]
-        for rel in np.ndindex(*(b - a + 1 for a, b in zip(first, last))):
-            coords = tuple(a + i for a, i in zip(first, rel))
-            ext = self._extent(coords)
-            box = tuple(
-                slice(max(e.start, s.start), min(e.stop, s.stop)) for e, s in zip(ext, where)
-            )
-            local = tuple(slice(b.start - s.start, b.stop - s.start) for b, s in zip(box, where))
-            yield coords, box, local
-
     def write(self, where: tuple[slice, ...], block: np.ndarray) -> None:
         """Store ``block`` at ``where``: whole chunks only (the writer's blocks are aligned)."""
         if block.size == 0:
             return
-        for coords, box, local in self._pieces(where):
+        for coords, box, local in chunk_boxes(where, self.chunks):
             if box != self._extent(coords):
                 raise ValueError(
                     f"{self.describe()}: a write of {where} cuts chunk {coords} "
@@ -90,7 +77,7 @@ class ScratchArray(ByToken):
         out = np.empty(tuple(max(0, s.stop - s.start) for s in where), self.dtype)
         if out.size == 0:
             return out
-        for coords, box, local in self._pieces(where):
+        for coords, box, local in chunk_boxes(where, self.chunks):
             ext = self._extent(coords)
             dst = out[local]
             path = self._path(coords)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ChunkFiles", "chunk_files", "sweep_partials"]
+__all__ = ["ChunkFiles", "chunk_boxes", "chunk_files", "sweep_partials"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,7 @@ class ChunkFiles:
         """Store ``block`` at ``array[where]`` (steps 1): whole chunks encoded from place."""
         for coords, box, local in self._chunks(where):
             src = block[local]
-            whole = all(b.stop - b.start == c for b, c in zip(box, self.chunk_shape))
-            if self.writable and whole and src.dtype == self.dtype:
+            if self.writable and self._covers(box) and src.dtype == self.dtype:
                 # a chunk cut across the block's inner axes is copied into one slab first
                 # (a copy of one chunk: far cheaper than zarr's own path for it)
                 self._encode(coords, np.ascontiguousarray(src))
@@ -68,22 +67,15 @@ class ChunkFiles:
 
     def _chunks(self, where: tuple[slice, ...]) -> Any:
         """Each chunk under ``where``: its coordinates, its box in the array and in the block."""
-        chunk = self.chunk_shape
-        first = [s.start // c for s, c in zip(where, chunk)]
-        last = [(s.stop - 1) // c for s, c in zip(where, chunk)]
-        for coords in np.ndindex(*(b - a + 1 for a, b in zip(first, last))):
-            coords = tuple(a + i for a, i in zip(first, coords))
-            box = tuple(
-                slice(max(k * c, s.start), min((k + 1) * c, s.stop))
-                for k, c, s in zip(coords, chunk, where)
-            )
-            local = tuple(slice(b.start - s.start, b.stop - s.start) for b, s in zip(box, where))
-            yield coords, box, local
+        return chunk_boxes(where, self.chunk_shape)
+
+    def _covers(self, box: tuple[slice, ...]) -> bool:
+        """The chunk lies whole inside the region."""
+        return all(b.stop - b.start == c for b, c in zip(box, self.chunk_shape))
 
     def _whole(self, box: tuple[slice, ...], part: np.ndarray) -> bool:
         """The chunk lies whole inside the region and is one contiguous slab of the block."""
-        whole = all(b.stop - b.start == c for b, c in zip(box, self.chunk_shape))
-        return whole and part.flags.c_contiguous and part.dtype == self.dtype
+        return self._covers(box) and part.flags.c_contiguous and part.dtype == self.dtype
 
     def _encode(self, coords: tuple[int, ...], src: np.ndarray) -> None:
         path = os.path.join(self.root, self.key_of(coords))
@@ -204,6 +196,21 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def chunk_boxes(where: tuple[slice, ...], chunk_shape: tuple[int, ...]) -> Any:
+    """Each chunk of a grid of ``chunk_shape`` under the non-empty region ``where`` (steps 1):
+    its coordinates, its part of the array, and that part relative to ``where``."""
+    first = [s.start // c for s, c in zip(where, chunk_shape)]
+    last = [(s.stop - 1) // c for s, c in zip(where, chunk_shape)]
+    for coords in np.ndindex(*(b - a + 1 for a, b in zip(first, last))):
+        coords = tuple(a + i for a, i in zip(first, coords))
+        box = tuple(
+            slice(max(k * c, s.start), min((k + 1) * c, s.stop))
+            for k, c, s in zip(coords, chunk_shape, where)
+        )
+        local = tuple(slice(b.start - s.start, b.stop - s.start) for b, s in zip(box, where))
+        yield coords, box, local
 
 
 def _all_fill(a: np.ndarray, fill: Any) -> bool:

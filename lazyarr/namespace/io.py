@@ -28,7 +28,7 @@ from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import FromReader
 from lazyarr.graph.ops.rechunk import rechunk
 from lazyarr.graph.ops.store import misaligned_axes, write
-from lazyarr.io.locations import Location, path_location
+from lazyarr.io.locations import Location, path_location, store_location
 from lazyarr.io.readers import NpyReader, Reader, reader_for
 from lazyarr.io.writers import writer_for
 from lazyarr.io.zarr_chunks import sweep_partials
@@ -213,34 +213,38 @@ def _store_staged(
     The first compute reads every source and writes only targets nobody reads;
     the clobbered targets are written from the staged copy once it is whole.
     """
-    from lazyarr.namespace.compute import compute as compute_all
-
     staged = [i for i, c in enumerate(clobbered) if c]
     direct = [
         wrap(_write_aligned(xs[i], writers[i], offs[i])) for i, c in enumerate(clobbered) if not c
     ]
-    nbytes = sum(xs[i].dtype.itemsize * math.prod(xs[i].shape) for i in staged)
-    if staging_fits(nbytes):
-        values = compute_all(
-            *(wrap(xs[i]) for i in staged), *direct, executor=executor, progress=progress
-        )
-        copies = [as_expr(v, chunks=xs[i].chunks) for i, v in zip(staged, values)]
-        _write_copies(copies, staged, writers, offs, executor, progress, None)
-        return
+    copies, scratch = _stage([xs[i] for i in staged], direct, executor, progress)
+    _write_copies(copies, staged, writers, offs, executor, progress, scratch)
+
+
+def _stage(
+    exprs: list[Expr], also: list[LazyArray], executor: str | None, progress: bool | None
+) -> tuple[list[Expr], str | None]:
+    """``exprs`` computed once (with the writes ``also``) into staged copies: in memory when
+    they fit the budget, else in a scratch store whose directory is returned (None: memory).
+    On failure nothing staged is left behind."""
+    from lazyarr.namespace.compute import compute as compute_all
+
+    if staging_fits(sum(e.dtype.itemsize * math.prod(e.shape) for e in exprs)):
+        values = compute_all(*map(wrap, exprs), *also, executor=executor, progress=progress)
+        return [as_expr(v, chunks=e.chunks) for e, v in zip(exprs, values)], None
     scratch = scratch_path("staged")
     try:
-        stores = [_scratch_array(os.path.join(scratch, f"{i}.zarr"), xs[i]) for i in staged]
-        writes = [
-            wrap(_write_aligned(xs[i], writer_for(z), (0,) * xs[i].ndim))
-            for i, z in zip(staged, stores)
+        stores = [
+            _scratch_array(os.path.join(scratch, f"{i}.zarr"), e) for i, e in enumerate(exprs)
         ]
-        compute_all(*writes, *direct, executor=executor, progress=progress)
-        copies = [from_zarr(z, chunks=xs[i].chunks)._expr for i, z in zip(staged, stores)]
+        writes = [
+            wrap(_write_aligned(e, writer_for(z), (0,) * e.ndim)) for e, z in zip(exprs, stores)
+        ]
+        compute_all(*writes, *also, executor=executor, progress=progress)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    _write_copies(copies, staged, writers, offs, executor, progress, scratch)
-    shutil.rmtree(scratch, ignore_errors=True)
+    return [from_zarr(z, chunks=e.chunks)._expr for e, z in zip(exprs, stores)], scratch
 
 
 def _write_copies(
@@ -252,12 +256,15 @@ def _write_copies(
     progress: bool | None,
     scratch: str | None,
 ) -> None:
-    """Write staged copies into their targets; a failure says where the staged copy is kept."""
+    """Write staged copies into their targets, then drop the scratch store; a failure keeps
+    it and says where."""
     from lazyarr.namespace.compute import compute as compute_all
 
     writes = [wrap(_write_aligned(c, writers[i], offs[i])) for c, i in zip(copies, staged)]
     try:
         compute_all(*writes, executor=executor, progress=progress)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     except BaseException as err:
         kept = f"in {scratch}" if scratch else "only in memory (lost with this error)"
         targets = ", ".join(writers[i].describe() for i in staged)
@@ -331,49 +338,15 @@ def to_zarr(
             raise
         return zarr.open_array(url, path=component or "", mode="r+")
     if read_here:
-        copy = _staged_copy(e, executor, progress)
-        try:
-            target = create(url, component, True)
-            store(wrap(copy.expr), target, executor=executor, progress=progress)
-        finally:
-            copy.close()
+        (copy,), scratch = _stage([e], [], executor, progress)
+        target = create(url, component, True)
+        _write_copies(
+            [copy], [0], [writer_for(target)], [(0,) * e.ndim], executor, progress, scratch
+        )
         return target
     target = create(url, component, overwrite)
     lazy = store(wrap(e), target, compute=compute, executor=executor, progress=progress)
     return target if compute else lazy
-
-
-class _StagedCopy:
-    """The computed values of an expression, kept in memory or in a scratch zarr store."""
-
-    def __init__(self, expr: Expr, scratch: str | None) -> None:
-        self.expr = expr
-        self.scratch = scratch
-
-    def close(self) -> None:
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _staged_copy(e: Expr, executor: str | None, progress: bool | None) -> _StagedCopy:
-    """``e`` computed once, in memory when it fits the budget, else into a scratch store."""
-    if staging_fits(e.dtype.itemsize * math.prod(e.shape)):
-        (value,) = _compute(wrap(e), executor, progress)
-        return _StagedCopy(as_expr(value, chunks=e.chunks), None)
-    scratch = scratch_path("staged")
-    try:
-        z = _scratch_array(os.path.join(scratch, "copy.zarr"), e)
-        store(wrap(e), z, executor=executor, progress=progress)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    return _StagedCopy(from_zarr(z, chunks=e.chunks)._expr, scratch)
-
-
-def _compute(x: LazyArray, executor: str | None, progress: bool | None) -> tuple[np.ndarray, ...]:
-    from lazyarr.namespace.compute import compute as compute_all
-
-    return compute_all(x, executor=executor, progress=progress)
 
 
 def _local_array_dir(url: Any, component: str | None) -> str | None:
@@ -392,9 +365,7 @@ def _store_location(url: Any, component: str | None) -> Location | None:
     """Where a zarr array at ``url``/``component`` would be, for stores that are not local paths."""
     if not hasattr(url, "get") or isinstance(url, (str, bytes)):
         return None
-    inner = getattr(url, "_store_dict", url)
-    parts = tuple(p for p in (component or "").split("/") if p)
-    return Location(f"{type(url).__name__}@{id(inner):x}", parts)
+    return store_location(url, component or "")
 
 
 def to_npy(x: Any, path: str | os.PathLike, *, executor: str | None = None) -> None:

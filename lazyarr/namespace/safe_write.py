@@ -10,10 +10,11 @@ the old data whole. Three ways, chosen by the target:
   (:func:`swap_in`); a failure removes the new one and leaves the old as it was;
 * a ``.npy`` file: written to a temporary file beside it, renamed over it;
 * any other target that a source reads: the new values are *staged* first, in
-  memory when they fit the memory budget, else in a scratch zarr store under
-  ``temporary-directory``; only then are they written to the target
-  (:func:`staged`). The scratch store is removed after success and failure;
-  if the final copy fails the error says the staged copy is kept, and where.
+  memory when they fit the memory budget (:func:`staging_fits`), else in a
+  scratch zarr store under ``temporary-directory`` (:func:`scratch_path`);
+  only then are they written to the target (``namespace/io.py``). The scratch
+  store is removed after success and failure; if the final copy fails the
+  error says the staged copy is kept, and where.
 """
 
 from __future__ import annotations
@@ -70,10 +71,9 @@ class ReadSet:
     def clobbered_by(self, target: Any) -> str | None:
         """What a write into ``target`` would overwrite of these reads (None: nothing)."""
         where = target_location(target)
-        if where is not None:
-            for loc, what in self.locations:
-                if loc.overlaps(where):
-                    return what
+        found = self.reads_location(where) if where is not None else None
+        if found is not None:
+            return found
         for arr in self.arrays:
             if arrays_overlap(target, arr):
                 return f"the in-memory array {arr.shape} {arr.dtype}"

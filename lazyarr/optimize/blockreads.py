@@ -224,6 +224,12 @@ class StageReads:
         self._block_bytes: np.ndarray | None = None
         self._partial_bytes: np.ndarray | None = None
 
+    @property
+    def elementwise(self) -> bool:
+        """Each task reads the input blocks at its own position (or a broadcast row of them),
+        looked up from per-axis tables."""
+        return self._projection is not None
+
     def blocks_of(self, reads: Sequence[Read]) -> list[BlockRef]:
         """The (input position, block index) pairs that ``reads`` touch, each once, in order."""
         out: dict[BlockRef, None] = {}

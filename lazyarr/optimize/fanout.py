@@ -98,7 +98,7 @@ def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> l
         if stage.kind not in ("map", "reduce") or not stage.inputs:
             continue
         reads = StageReads(stage)
-        if reads._projection is not None:  # elementwise reads: no fan-out to speak of
+        if reads.elementwise:  # no fan-out to speak of
             continue
         per_task = _reads_per_task(reads)
         for pos, src in enumerate(stage.inputs):
