@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.token import ByToken
-from lazyarr.io.zarr_chunks import chunk_boxes
+from lazyarr.io.zarr_chunks import chunk_boxes, contiguous
 
 __all__ = ["ScratchArray", "new_scratch_dir"]
 
@@ -87,7 +87,7 @@ class ScratchArray(ByToken):
                         f"{self.describe()}: a write of {where} cuts chunk {coords} "
                         f"(chunks {self.chunks}); scratch writes are whole chunks"
                     )
-                data = np.ascontiguousarray(block[local], dtype=self.dtype)
+                data = contiguous(block[local], self.dtype)
                 _write_all(fd, memoryview(data).cast("B"), self._offset(box))
         finally:
             os.close(fd)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ChunkFiles", "chunk_boxes", "chunk_files", "sweep_partials"]
+__all__ = ["ChunkFiles", "chunk_boxes", "chunk_files", "contiguous", "sweep_partials"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class ChunkFiles:
             if self.writable and self._covers(box) and src.dtype == self.dtype:
                 # a chunk cut across the block's inner axes is copied into one slab first
                 # (a copy of one chunk: far cheaper than zarr's own path for it)
-                self._encode(coords, np.ascontiguousarray(src))
+                self._encode(coords, contiguous(src))
             else:
                 array[box] = src
 
@@ -217,20 +217,36 @@ def _all_fill(a: np.ndarray, fill: Any) -> bool:
     """Every element equals the fill value (NaN fill: every element NaN)."""
     if fill is None:
         return False
-    if a.dtype.kind in "fc" and np.isnan(fill):
-        return bool(np.isnan(a).all())
-    return bool((a == fill).all())
+    nan = a.dtype.kind in "fc" and np.isnan(fill)
+    if a.size and not (np.isnan(a.flat[0]) if nan else a.flat[0] == fill):
+        return False  # most chunks of data differ at once: no pass over them
+    return bool(np.isnan(a).all() if nan else (a == fill).all())
 
 
 _SCRATCH = threading.local()
 
 
-def _scratch(size: int) -> memoryview:
-    """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk)."""
-    buf = getattr(_SCRATCH, "buf", None)
+def _scratch(size: int, slot: str = "raw") -> memoryview:
+    """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk):
+    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding."""
+    buf = getattr(_SCRATCH, slot, None)
     if buf is None or len(buf) < size:
-        buf = _SCRATCH.buf = bytearray(max(size, 1))
+        buf = bytearray(max(size, 1))
+        setattr(_SCRATCH, slot, buf)
     return memoryview(buf)[:size]
+
+
+def contiguous(part: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """``part`` as one C-ordered slab of ``dtype`` (its own dtype by default), valid until
+    this thread's next call: a part cut across a block's inner axes is gathered into a
+    reused per-thread buffer (fresh pages for every chunk cost more than the copy)."""
+    dtype = part.dtype if dtype is None else np.dtype(dtype)
+    if part.flags.c_contiguous and part.dtype == dtype:
+        return part
+    flat = np.frombuffer(_scratch(part.size * dtype.itemsize, "copy"), dtype, part.size)
+    out = flat.reshape(part.shape)
+    np.copyto(out, part, casting="unsafe")
+    return out
 
 
 def chunk_files(array: Any) -> ChunkFiles | None:
