@@ -169,6 +169,45 @@ def test_scratch_store_is_removed_after_an_error(tmp_path):
     assert list(scratch.iterdir()) == []
 
 
+def _cross_grid_cases(x, y, a, b):
+    """Expressions that combine or move two stores chunked across each other (row strips and
+    column strips), with what NumPy gives."""
+    return {
+        "concatenate": (la.concatenate([x, y], axis=0), np.concatenate([a, b])),
+        "stack": (la.stack([x, y]), np.stack([a, b])),
+        "add": (x + y, a + b),
+        "transpose to pencils": (x.T.rechunk((8, 2048)), a.T),
+        "reshape": (x.reshape(256, 2048), a.reshape(256, 2048)),
+    }
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("case", ["concatenate", "stack", "add", "transpose to pencils", "reshape"])
+def test_movements_across_grids_fit_a_small_limit(executor, case, tmp_path):
+    """Concatenate, stack and arithmetic across grids, and transposes and reshapes written in
+    other chunks, run under a limit below either input (4 MiB each) and equal NumPy; the
+    transpose to pencils goes through the scratch store."""
+    import zarr
+
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2048, 256)), rng.standard_normal((2048, 256))
+    la.to_zarr(la.asarray(a, chunks=(64, 256)), str(tmp_path / "a.zarr"))
+    la.to_zarr(la.asarray(b, chunks=(2048, 8)), str(tmp_path / "b.zarr"))
+    settings_ = {
+        "array.chunk-size": "128KiB",
+        "memory-limit": "3MiB",
+        "temporary-directory": str(tmp_path / "scratch"),
+    }
+    with la.config.set(settings_):
+        x, y = la.from_zarr(str(tmp_path / "a.zarr")), la.from_zarr(str(tmp_path / "b.zarr"))
+        expr, want = _cross_grid_cases(x, y, a, b)[case]
+        la.to_zarr(expr, str(tmp_path / "out.zarr"), executor=executor)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"))[:], want)
+    staged = any(isinstance(s.expr.op, StagedRead) for s in la.last_run().plan.stages.values())
+    assert staged == (case == "transpose to pencils")
+    assert not (tmp_path / "scratch").exists() or list((tmp_path / "scratch").iterdir()) == []
+
+
 # ------------------------------------------------------------------ measured memory
 
 _CHILD = r"""

@@ -38,10 +38,11 @@ from .spawn_guard import check_main_guard
 
 __all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
 
-WORKER_BASELINE = 256 << 20
-"""What a worker process holds before any block (Python, Dask, NumPy, Numba and their
-caches): a LocalCluster started under ``memory-limit`` gets this much more per worker, since
-Dask's worker limit counts the whole process and lazyarr's only the blocks."""
+WORKER_BASELINE = 512 << 20
+"""What a worker process holds before any block (Python, Dask, NumPy, Numba and the kernels
+it compiled: about 210 MiB after five kinds of plans): a LocalCluster started under
+``memory-limit`` gets this much more per worker, since Dask's worker limit counts the whole
+process and lazyarr's only the blocks."""
 
 
 class SchedulerUnreachable(ConnectionError):
@@ -213,6 +214,12 @@ class ClusterManager:
             settings["distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_"] = str(
                 MMAP_THRESHOLD
             )
+            # lazyarr's plan keeps the blocks within the limit; Dask's pausing and spilling
+            # count the whole process (its baseline too) and only stalled such plans (a 3 MiB
+            # limit: workers paused at 207 MiB, nothing ran for 60 s). Termination stays as
+            # the safety net.
+            for step in ("target", "spill", "pause"):
+                settings[f"distributed.worker.memory.{step}"] = False
         # threads talk in-process (Dask's default for processes=False: no host to bind)
         where = {"host": "127.0.0.1"} if processes else {}
         with dask.config.set(settings):
