@@ -24,7 +24,7 @@ Systems: lazyarr (numba), lazyarr (dask, 2 worker processes), dask.array
 (threads scheduler), dask.array on a 2-worker LocalCluster (task rechunk and
 P2P), cubed (threads executor, ``allowed_mem`` = the limit). On a cluster the
 limit is split between the workers (each plans for half); each worker
-process may hold 256 MiB more for itself (Python, Dask, Numba), as lazyarr's
+process may hold 512 MiB more for itself (Python, Dask, Numba), as lazyarr's
 own LocalCluster allows. rechunker is not in the
 table: its releases pin zarr < 3, which lazyarr's zarr 3 reader cannot share
 an environment with.
@@ -147,10 +147,12 @@ def _dask(args: dict, how: str):
     else:
         from distributed import Client, LocalCluster
 
+        from lazyarr.executors.dask_cluster import WORKER_BASELINE
+
         cluster = LocalCluster(  # as lazyarr's LocalCluster: half the limit + the process
             n_workers=2,
             threads_per_worker=1,
-            memory_limit=limit // 2 + (256 << 20),
+            memory_limit=limit // 2 + WORKER_BASELINE,
             dashboard_address=None,
         )
         Client(cluster)
