@@ -168,14 +168,17 @@ def make_plan(
     passes: Sequence[str] = (),
     check: bool | None = None,
     extra: dict[str, Any] | None = None,
+    ctx: PassContext | None = None,
 ) -> Plan:
     """The optimized plan of ``exprs`` (cached by their keys, the passes and the context).
 
     ``extra`` holds ``PassContext`` fields the executor contributes
-    (``plan_context()``: worker count, addresses, hosts).
+    (``plan_context()``: worker count, addresses, hosts); ``ctx``, a context already built
+    from them (then ``check`` and ``extra`` are not read again).
     """
-    check = bool(config.resolve("optimize.check", check))
-    ctx = pass_context(executor, check, extra)
+    if ctx is None:
+        check = bool(config.resolve("optimize.check", check))
+        ctx = pass_context(executor, check, extra)
     key = (tuple(e.key for e in exprs), tuple(passes), ctx)
     plan = _plan_cache.get(key)
     if plan is not None:
@@ -256,9 +259,9 @@ def _prepare(
     context = getattr(ex, "plan_context", None)
     extra = context() if context else None
     chosen = passes_for(optimize_, passes)
-    ctx = pass_context(ex.name, False, extra)
+    ctx = pass_context(ex.name, bool(config.get("optimize.check")), extra)
     bounded = getattr(ex, "bounds_in_flight", False)
-    plan = make_plan(exprs, ex.name, chosen, extra=extra)
+    plan = make_plan(exprs, ex.name, chosen, ctx=ctx)
     _check_gathered(plan, ctx)
     try:
         check_memory(plan, ctx, bounded)
@@ -268,7 +271,7 @@ def _prepare(
         if staging is None:
             raise
     try:
-        plan = make_plan(staging.exprs, ex.name, chosen, extra=extra)
+        plan = make_plan(staging.exprs, ex.name, chosen, ctx=ctx)
         check_memory(plan, ctx, bounded)
     except BaseException:
         staging.close()
