@@ -59,6 +59,10 @@ class ScratchArray(ByToken):
     def describe(self) -> str:
         return f"scratch array {self.root} {self.shape}"
 
+    def copy_bytes(self, block_bytes: int) -> int:
+        """What a write of a block of ``block_bytes`` holds beside it: one chunk gathered."""
+        return min(block_bytes, math.prod(self.chunks) * self.dtype.itemsize)
+
     def _extent(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
         """Chunk ``coords``'s region of the array (cut at the array's edge)."""
         return tuple(

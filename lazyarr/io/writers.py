@@ -15,6 +15,7 @@ old or new, never half written.
 
 from __future__ import annotations
 
+import math
 import uuid
 from typing import Any
 
@@ -54,6 +55,16 @@ class ArrayWriter(ByToken):
             self.files.write_from(self.target, where, block)
         else:
             self.target[where] = block
+
+    def copy_bytes(self, block_bytes: int) -> int:
+        """What a write of a block of ``block_bytes`` holds beside it: one stored chunk gathered
+        for encoding where lazyarr writes the chunk files itself (zstd streams into the file,
+        raw bytes go as they are); the block's size again where zarr encodes."""
+        files = self.files
+        if files is None or not files.writable or self.chunks is None:
+            return block_bytes
+        chunk = math.prod(self.chunks) * self.dtype.itemsize
+        return min(block_bytes, chunk)
 
     def describe(self) -> str:
         store = getattr(self.target, "store", None)

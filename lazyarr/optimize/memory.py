@@ -104,7 +104,9 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
             stage, members, root_input_regions(members, out), temporaries
         )
         if isinstance(expr.op, Write) and not getattr(expr.op.target, "in_memory", False):
-            held += largest_block_bytes(expr.inputs[0])  # encoded for the store: its size again
+            block = largest_block_bytes(expr.inputs[0])
+            copy = getattr(expr.op.target, "copy_bytes", None)  # what the writer gathers
+            held += block if copy is None else copy(block)
         return held
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
