@@ -5,7 +5,7 @@ chunks to pixel time series, row strips to column strips) keeps every input
 block until its last reader has run: its whole input. When a plan's
 predicted peak exceeds ``memory-limit`` because of such rechunks,
 :func:`stage_rechunks` rewrites each of them as a write into a scratch
-store (:class:`~lazyarr.io.scratch.ScratchArray`: one raw file per chunk,
+store (:class:`~lazyarr.io.scratch.ScratchArray`: one sparse raw file,
 exactly the array's bytes) in the blocks the input is read in, and a read back
 in the blocks the output wants (:mod:`lazyarr.graph.rechunk_plan` chooses both, so that every
 task fits its share of the limit). A generated input is made in the target's
