@@ -106,7 +106,11 @@ def stage_rechunks(
         if not scratch:
             scratch.append(make_scratch())
         old = _source_blocks(x)
-        grids = staged_grids(e.shape, e.dtype.itemsize, old, block_shape(e.chunks), budget)
+        new = block_shape(e.chunks)
+        # a regular target is read back in its own blocks: no split stage after the read,
+        # and on a cluster no block handed to another worker to be split there
+        direct = all(c == regular_chunks(n, b) for c, n, b in zip(e.chunks, e.shape, new))
+        grids = staged_grids(e.shape, e.dtype.itemsize, old, new, budget, grow_write=not direct)
         read = tuple(regular_chunks(n, r) for n, r in zip(e.shape, grids.read))
         back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
         store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, grids.inter)
@@ -116,7 +120,8 @@ def stage_rechunks(
         else:
             blocks = rechunk(x, read)
         written = write(blocks, store)
-        return rechunk(staged_read(written, store, back, blocks.chunks), e.chunks)
+        back_read = staged_read(written, store, back, blocks.chunks)
+        return back_read if back == e.chunks else rechunk(back_read, e.chunks)
 
     def visit(e: Expr) -> Expr | None:
         nonlocal remade

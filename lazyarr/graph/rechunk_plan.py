@@ -67,16 +67,26 @@ class StagedGrids:
 
 
 def staged_grids(
-    shape: Sequence[int], itemsize: int, old: Sequence[int], new: Sequence[int], budget_bytes: int
+    shape: Sequence[int],
+    itemsize: int,
+    old: Sequence[int],
+    new: Sequence[int],
+    budget_bytes: int,
+    grow_write: bool = True,
 ) -> StagedGrids:
     """Read, intermediate and write block shapes for moving blocks of shape ``old`` (the
     blocks the input is cheapest to read in) to blocks of shape ``new``, with at most
-    ``budget_bytes`` per read or write block (never below one old or new block)."""
+    ``budget_bytes`` per read or write block (never below one old or new block).
+
+    ``grow_write`` False: the store is read back in the new blocks themselves (reads of a
+    local file cost little each; the grown blocks would need splitting again).
+    """
     budget = max(1, budget_bytes // itemsize)
     src = [max(1, c) for c in old]
     dst = [max(1, c) for c in new]
     read = _grow(src, [max(s, d) for s, d in zip(src, dst)], shape, budget)
-    write = _grow(dst, [max(s, d) for s, d in zip(src, dst)], shape, budget)
+    limit = [max(s, d) for s, d in zip(src, dst)] if grow_write else dst
+    write = _grow(dst, limit, shape, budget)
     inter = [min(r, w) for r, w in zip(read, write)]
     # a read block writes whole intermediate chunks: a multiple of them on every axis
     read = [r if r >= n else max(i, r // i * i) for r, i, n in zip(read, inter, shape)]
