@@ -110,7 +110,20 @@ def stage_rechunks(
         # a regular target is read back in its own blocks: no split stage after the read,
         # and on a cluster no block handed to another worker to be split there
         direct = all(c == regular_chunks(n, b) for c, n, b in zip(e.chunks, e.shape, new))
-        grids = staged_grids(e.shape, e.dtype.itemsize, old, new, budget, grow_write=not direct)
+        # a computed input is written in its own blocks where they are regular: grown blocks
+        # would gather several in one more task (on dask, from several workers) first
+        computed = not isinstance(x.op, (FromReader, Windowed)) and x.chunks == tuple(
+            regular_chunks(n, b) for n, b in zip(x.shape, old)
+        )
+        grids = staged_grids(
+            e.shape,
+            e.dtype.itemsize,
+            old,
+            new,
+            budget,
+            grow_write=not direct,
+            grow_read=not computed,
+        )
         read = tuple(regular_chunks(n, r) for n, r in zip(e.shape, grids.read))
         back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
         store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, grids.inter)

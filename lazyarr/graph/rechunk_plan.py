@@ -73,6 +73,7 @@ def staged_grids(
     new: Sequence[int],
     budget_bytes: int,
     grow_write: bool = True,
+    grow_read: bool = True,
 ) -> StagedGrids:
     """Read, intermediate and write block shapes for moving blocks of shape ``old`` (the
     blocks the input is cheapest to read in) to blocks of shape ``new``, with at most
@@ -80,11 +81,13 @@ def staged_grids(
 
     ``grow_write`` False: the store is read back in the new blocks themselves (reads of a
     local file cost little each; the grown blocks would need splitting again).
+    ``grow_read`` False: the input is written in its own blocks (a computed input: grown
+    blocks would gather several of them in one more task first).
     """
     budget = max(1, budget_bytes // itemsize)
     src = [max(1, c) for c in old]
     dst = [max(1, c) for c in new]
-    read = _grow(src, [max(s, d) for s, d in zip(src, dst)], shape, budget)
+    read = _grow(src, [max(s, d) for s, d in zip(src, dst)] if grow_read else src, shape, budget)
     limit = [max(s, d) for s, d in zip(src, dst)] if grow_write else dst
     write = _grow(dst, limit, shape, budget)
     inter = [min(r, w) for r, w in zip(read, write)]

@@ -65,3 +65,81 @@ def test_movements_across_grids_run_under_a_small_limit(limited_cluster, tmp_pat
             out = str(tmp_path / f"{case}.zarr")
             la.to_zarr(expr, out, executor="dask")
             np.testing.assert_array_equal(zarr.open_array(out)[:], want, err_msg=case)
+
+
+class _PeakSampler:
+    """Peak RSS growth of each worker process, sampled from outside every 20 ms."""
+
+    def __init__(self, pids: list[int]) -> None:
+        import threading
+
+        import psutil
+
+        self.procs = [psutil.Process(p) for p in pids]
+        self.base = {p.pid: p.memory_info().rss for p in self.procs}
+        self.peak = dict(self.base)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            for p in self.procs:
+                self.peak[p.pid] = max(self.peak[p.pid], p.memory_info().rss)
+
+    def growth(self) -> dict[int, int]:
+        self._stop.set()
+        self._thread.join()
+        return {pid: self.peak[pid] - self.base[pid] for pid in self.base}
+
+
+@pytest.fixture
+def cluster_of_48mib(tmp_path):
+    """lazyarr's own 2-worker LocalCluster, started under a 48 MiB limit, closed after."""
+    ex = registry.get("dask")
+    ex.close()
+    settings = {
+        "dask.n-workers": 2,
+        "dask.threads-per-worker": 1,
+        "dask.address": None,
+        "memory-limit": "48MiB",
+        "temporary-directory": str(tmp_path / "scratch"),
+    }
+    with config.set(settings):
+        try:
+            yield ex.client()
+        finally:
+            ex.close()
+
+
+def test_worker_rss_stays_under_the_limit_a_naive_rechunk_breaks(cluster_of_48mib, tmp_path):
+    """A 256 MiB computed input moved from row strips to column strips: the direct plan would
+    hold it all (refused: its prediction is over 48 MiB per worker); staged, each worker's
+    RSS grows by at most the limit, sampled from outside while it runs."""
+    import os
+
+    from lazyarr import api
+
+    limit = 48 << 20
+
+    def rows_to_columns(n):
+        x = la.random.random((n, 1024), chunks=(256, 1024), seed=3)
+        return (x * 1.5).rechunk((n, 4)).sum(axis=0)
+
+    with config.set({"numba.compile-threshold": 0, "memory-limit": None}):
+        rows_to_columns(2048).compute(executor="dask")  # kernels compiled first: not counted
+    total = rows_to_columns(32768)
+    with config.set({"optimize.check": False}):
+        ex = registry.get("dask")
+        extra = ex.plan_context()
+        naive = api.make_plan([total._expr], "dask", api.passes_for(None, None), extra=extra)
+        predicted = api.memory_estimate(naive, api.pass_context("dask", False, extra)).peak
+    assert predicted > 2 * limit  # the direct plan holds its input: refused
+    pids = list(cluster_of_48mib.run(os.getpid).values())
+    sampler = _PeakSampler(pids)
+    got = total.compute(executor="dask")
+    growth = sampler.growth()
+    with config.set({"memory-limit": None}):
+        want = total.compute(executor="numba")
+    np.testing.assert_allclose(got, want)
+    assert max(growth.values()) <= limit, growth
