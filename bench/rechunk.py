@@ -22,12 +22,23 @@ means after cubed's rechunk: 2.52 s; settled: 1.06 s).
 
 Systems: lazyarr (numba), lazyarr (dask, 2 worker processes), dask.array
 (threads scheduler), dask.array on a 2-worker LocalCluster (task rechunk and
-P2P), cubed (threads executor, ``allowed_mem`` = the limit). On a cluster the
+P2P), cubed (threads executor, ``allowed_mem`` = the limit), rechunker
+(dask's threads scheduler, ``max_mem`` = the limit; and ``rechunker cluster``,
+the 2-worker LocalCluster). On a cluster the
 limit is split between the workers (each plans for half); each worker
 process may hold 512 MiB more for itself (Python, Dask, Numba), as lazyarr's
-own LocalCluster allows. rechunker is not in the
-table: its releases pin zarr < 3, which lazyarr's zarr 3 reader cannot share
-an environment with.
+own LocalCluster allows.
+
+rechunker pins zarr < 3, so it runs in a venv of its own, made once with::
+
+    python3 -m venv /work/rechunker-venv
+    /work/rechunker-venv/bin/pip install rechunker "zarr<3" distributed
+
+Its rows run ``bench/_rechunker_child.py`` under that interpreter
+(``--rechunker-python``, else ``$LAZYARR_BENCH_RECHUNKER_PYTHON``, else
+``/work/rechunker-venv/bin/python`` if it exists; with none the rows say
+they were skipped) and read a zarr v2 copy of the source, written by
+lazyarr with the inputs (not timed); the v2 target is checked with zarr 3.
 
 Usage: ``python bench/rechunk.py [--gb 0.66] [--limit 256MiB] [--systems ...]``.
 Prints a table, writes ``bench/results/rechunk.{json,md,png}``.
@@ -56,7 +67,10 @@ SYSTEMS = (
     "dask tasks",
     "dask p2p",
     "cubed",
+    "rechunker",
+    "rechunker cluster",
 )
+RECHUNKER_VENV = Path("/work/rechunker-venv/bin/python")
 FULL = (4380, 721, 1440)
 
 
@@ -233,11 +247,16 @@ def _du(path: str) -> int:
     return total
 
 
-def measure(system: str, args: dict, timeout: float) -> dict:
-    """Run one child, sampling memory, I/O and scratch from outside until it ends."""
+def measure(system: str, args: dict, timeout: float, rechunker_python: str | None = None) -> dict:
+    """Run one child, sampling memory, I/O and scratch from outside until it ends (rechunker's
+    rows: their own child file, under ``rechunker_python``, the interpreter of its venv)."""
     import psutil
 
-    cmd = [sys.executable, __file__, "--child", system, json.dumps(args)]
+    if system.startswith("rechunker"):
+        child_file = str(Path(__file__).with_name("_rechunker_child.py"))
+        cmd = [rechunker_python, child_file, system, json.dumps(args)]
+    else:
+        cmd = [sys.executable, __file__, "--child", system, json.dumps(args)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while True:  # the setup (imports, cluster start) is not measured
         line = p.stdout.readline()
@@ -278,11 +297,46 @@ def measure(system: str, args: dict, timeout: float) -> dict:
     }
 
 
-def _settle(args: dict, task: str) -> None:
+def rechunker_python(given: str | None) -> str | None:
+    """The interpreter of rechunker's venv: ``given``, the environment's, the default venv's."""
+    found = given or os.environ.get("LAZYARR_BENCH_RECHUNKER_PYTHON")
+    if found is None and RECHUNKER_VENV.exists():
+        found = str(RECHUNKER_VENV)
+    if found is not None and not os.path.exists(found):
+        raise FileNotFoundError(f"no rechunker interpreter at {found}")
+    return found
+
+
+def rechunker_versions(python: str | None) -> dict[str, str]:
+    """What rechunker's venv holds, for the record."""
+    if python is None:
+        return {}
+    code = "from report import versions; print(versions('rechunker', 'zarr', 'dask'))"
+    bench = str(Path(__file__).parent)
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=bench)
+    return {"rechunker venv": out.stdout.strip() or out.stderr.strip()[-160:]}
+
+
+def _skipped(system: str, task: str, python: str | None) -> str | None:
+    """Why ``system`` does not run ``task`` here (None: it runs)."""
+    if not system.startswith("rechunker"):
+        return None
+    if task != "a":
+        return "skipped: rechunker only rechunks"
+    if python is None:
+        return (
+            "skipped: no rechunker interpreter (--rechunker-python, "
+            "$LAZYARR_BENCH_RECHUNKER_PYTHON or /work/rechunker-venv; see the docstring)"
+        )
+    return None
+
+
+def _settle(args: dict, task: str, system: str) -> None:
     """Every system starts alike: the previous run's writes flushed to disk (their write-back
     slowed whoever ran next), and this task's inputs read once into the page cache."""
     os.sync()
-    for store in [args["src"]] if task == "a" else [args["u"], args["v"]]:
+    src = args["src_v2"] if system.startswith("rechunker") else args["src"]
+    for store in [src] if task == "a" else [args["u"], args["v"]]:
         for root, _, files in os.walk(store):
             for f in files:
                 with open(os.path.join(root, f), "rb") as fh:
@@ -290,20 +344,27 @@ def _settle(args: dict, task: str) -> None:
                         pass
 
 
-def make_inputs(work: Path, shape: tuple[int, int, int], quad_gb: float) -> dict:
-    """The stores, written by lazyarr block by block."""
+def make_inputs(work: Path, shape: tuple[int, int, int], quad_gb: float, v2: bool) -> dict:
+    """The stores, written by lazyarr block by block (with ``v2``, a zarr v2 copy of the
+    source for rechunker, whose zarr 2 cannot read zarr 3's format)."""
+    import zarr
+
     import lazyarr as la
 
     la.config.set({"progress": False})
-    src = str(work / "era5.zarr")
-    x = la.random.random(shape, chunks=(24, shape[1], shape[2]), seed=0, dtype=np.float32)
+    src, src_v2 = str(work / "era5.zarr"), str(work / "era5-v2.zarr")
+    chunks = (24, shape[1], shape[2])
+    x = la.random.random(shape, chunks=chunks, seed=0, dtype=np.float32)
     la.to_zarr(x, src)
+    if v2:
+        copy = zarr.create_array(src_v2, shape=shape, dtype=x.dtype, chunks=chunks, zarr_format=2)
+        la.store(la.from_zarr(src), copy)
     n = int(quad_gb * 2**30 / 8 / (180 * 360))
     qshape, qchunks = (n, 180, 360), (min(n, 24), 180, 360)
     u, v = str(work / "u.zarr"), str(work / "v.zarr")
     la.to_zarr(la.random.standard_normal(qshape, chunks=qchunks, seed=1), u)
     la.to_zarr(la.random.standard_normal(qshape, chunks=qchunks, seed=2), v)
-    return {"src": src, "u": u, "v": v, "shape": shape, "quad_shape": qshape}
+    return {"src": src, "src_v2": src_v2, "u": u, "v": v, "shape": shape, "quad_shape": qshape}
 
 
 def check(task: str, args: dict) -> bool:
@@ -334,15 +395,21 @@ def main() -> None:
     ap.add_argument("--tasks", default="a,b")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--work", default=None, help="where the stores go (default: a temp dir)")
+    ap.add_argument("--rechunker-python", default=None, help="python of rechunker's venv")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child(a.child[0], json.loads(a.child[1]))
         return
+    from lazyarr.executors.dask_cluster import WORKER_BASELINE
+
     work = Path(tempfile.mkdtemp(prefix="lazyarr-bench-rechunk-", dir=a.work))
     try:
         shape = shape_for(a.gb)
-        inputs = make_inputs(work, shape, a.quad_gb)
+        systems, tasks = a.systems.split(","), a.tasks.split(",")
+        python = rechunker_python(a.rechunker_python)
+        v2 = "a" in tasks and python is not None and any(s.startswith("rechunker") for s in systems)
+        inputs = make_inputs(work, shape, a.quad_gb, v2)
         target = (shape[0], 48, 48)
         report = Report(
             "rechunk",
@@ -363,10 +430,16 @@ def main() -> None:
                 "shape": shape,
                 "limit": a.limit,
                 "versions": versions("lazyarr", "dask", "distributed", "zarr", "numba", "cubed"),
+                **rechunker_versions(python),
             },
         )
-        for task in a.tasks.split(","):
-            for system in a.systems.split(","):
+        for task in tasks:
+            label = "pencil rechunk" if task == "a" else "quadratic means"
+            for system in systems:
+                skipped = _skipped(system, task, python)
+                if skipped:
+                    report.add(task=label, system=system, seconds=0.0, note=skipped)
+                    continue
                 scratch = work / "scratch"
                 shutil.rmtree(scratch, ignore_errors=True)
                 scratch.mkdir()
@@ -377,11 +450,11 @@ def main() -> None:
                     "limit": a.limit,
                     "dst": str(work / f"out-{task}"),
                     "scratch": str(scratch),
+                    "worker_baseline": WORKER_BASELINE,
                 }
                 shutil.rmtree(args["dst"], ignore_errors=True)
-                _settle(args, task)
-                r = measure(system, args, a.timeout)
-                label = "pencil rechunk" if task == "a" else "quadratic means"
+                _settle(args, task, system)
+                r = measure(system, args, a.timeout, python)
                 if "error" in r:
                     report.add(task=label, system=system, seconds=0.0, note=r["error"])
                     continue
@@ -397,7 +470,8 @@ def main() -> None:
                     written_MiB=r["written_MiB"],
                     scratch_MiB=r["scratch_MiB"],
                     correct=check(task, args),
-                    note=f"base {r['base_MiB']:.0f} MiB",
+                    note=f"base {r['base_MiB']:.0f} MiB"
+                    + (f"; {r['note']}" if "note" in r else ""),
                 )
         report.write(plot=("system", "seconds", "task"))
         (RESULTS / "rechunk.md").write_text(report.markdown() + "\n")
