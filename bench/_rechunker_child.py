@@ -10,8 +10,8 @@ with rechunker's plan (read, intermediate and write chunks, tasks per
 stage).
 
 Usage (by the parent): ``python _rechunker_child.py SYSTEM ARGS_JSON``, SYSTEM
-``rechunker`` (dask's threaded scheduler, ``max_mem`` = the limit, as
-cubed's ``allowed_mem``) or ``rechunker cluster`` (a 2-worker LocalCluster,
+``rechunker`` (dask's threaded scheduler with 2 threads, ``max_mem`` = half
+the limit each: rechunker bounds one task, and the process runs two) or ``rechunker cluster`` (a 2-worker LocalCluster,
 ``max_mem`` = half the limit per worker, each worker limited to that plus
 ``worker_baseline`` bytes, as the other cluster rows).
 """
@@ -59,9 +59,9 @@ def main(system: str, args: dict) -> None:
             dashboard_address=None,
         )
         Client(cluster)
-    else:
-        mem = limit
-        dask.config.set(scheduler="threads")
+    else:  # two threads share the process's limit, as lazyarr's two numba threads do
+        mem = limit // 2
+        dask.config.set(scheduler="threads", num_workers=2)
     src = zarr.open_array(args["src_v2"], mode="r")
     target = tuple(args["target"])
     options = {"compressor": src.compressor}  # the source's codec (zstd), as zarr 3 writes

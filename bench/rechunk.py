@@ -23,7 +23,9 @@ means after cubed's rechunk: 2.52 s; settled: 1.06 s).
 Systems: lazyarr (numba), lazyarr (dask, 2 worker processes), dask.array
 (threads scheduler), dask.array on a 2-worker LocalCluster (task rechunk and
 P2P), cubed (threads executor, ``allowed_mem`` = the limit), rechunker
-(dask's threads scheduler, ``max_mem`` = the limit; and ``rechunker cluster``,
+(dask's threads scheduler with 2 threads, ``max_mem`` = half the limit: it bounds one
+task, and the process runs two; the quick run at the whole limit peaked at 2.6x it;
+and ``rechunker cluster``,
 the 2-worker LocalCluster). On a cluster the
 limit is split between the workers (each plans for half); each worker
 process may hold 512 MiB more for itself (Python, Dask, Numba), as lazyarr's
