@@ -11,8 +11,8 @@ stage).
 
 Usage (by the parent): ``python _rechunker_child.py SYSTEM ARGS_JSON``, SYSTEM
 ``rechunker`` (dask's threaded scheduler with 2 threads, ``max_mem`` = half
-the limit each: rechunker bounds one task, and the process runs two) or ``rechunker cluster`` (a 2-worker LocalCluster,
-``max_mem`` = half the limit per worker, each worker limited to that plus
+the limit each: rechunker bounds one task, and the process runs two) or
+``rechunker cluster`` (a 2-worker LocalCluster, ``max_mem`` = half the limit per worker, each worker limited to that plus
 ``worker_baseline`` bytes, as the other cluster rows).
 """
 
