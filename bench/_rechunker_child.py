@@ -12,8 +12,9 @@ stage).
 Usage (by the parent): ``python _rechunker_child.py SYSTEM ARGS_JSON``, SYSTEM
 ``rechunker`` (dask's threaded scheduler with 2 threads, ``max_mem`` = half
 the limit each: rechunker bounds one task, and the process runs two) or
-``rechunker cluster`` (a 2-worker LocalCluster, ``max_mem`` = half the limit per worker, each worker limited to that plus
-``worker_baseline`` bytes, as the other cluster rows).
+``rechunker cluster`` (a 2-worker LocalCluster, ``max_mem`` = half the limit per
+worker, each worker limited to that plus ``worker_baseline`` bytes, as the other
+cluster rows).
 """
 
 from __future__ import annotations
