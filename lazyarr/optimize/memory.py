@@ -151,6 +151,8 @@ class MemoryEstimate:
 
     io_buffer: int = 0
     """A reader's buffer of one stored chunk, kept by each thread that decodes chunks."""
+    fetched: int = 0
+    """On a cluster, blocks a worker fetches for its next tasks while one runs."""
 
     @property
     def per_task(self) -> int:
@@ -163,6 +165,8 @@ class MemoryEstimate:
         parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task ({self.block_stage})"
         if self.held:
             parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
+        if self.fetched:
+            parts += f" + {_fmt(self.fetched)} fetched ahead"
         over = f" > memory-limit {_fmt(limit)}" if limit is not None and self.peak > limit else ""
         return f"predicted peak {_fmt(self.peak)}{over}: {parts}"
 
@@ -197,6 +201,10 @@ def gathered_bytes(plan: Plan) -> int:
         for o in plan.outputs
         if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
     )
+
+
+FETCHED_AHEAD = 2
+"""Stored blocks a Dask worker may hold for its queued tasks beyond one per running task."""
 
 
 def estimate(
@@ -242,7 +250,10 @@ def estimate(
         default=0,
     )
     io_buffer = _read_buffer(plan)
-    peak = tasks_at_once * (worst + waiting + io_buffer) + held
+    # a Dask worker gathers the inputs of the tasks queued on it while one runs: measured,
+    # up to two blocks beyond the one waiting per task (a pencil rechunk held three at once)
+    fetched = 0 if gathered else FETCHED_AHEAD * waiting
+    peak = tasks_at_once * (worst + waiting + io_buffer) + held + fetched
     return MemoryEstimate(
         peak,
         worst,
@@ -253,6 +264,7 @@ def estimate(
         waiting,
         math.ceil(fanout / max(1, workers)),
         io_buffer,
+        fetched,
     )
 
 
