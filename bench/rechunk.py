@@ -12,7 +12,8 @@ Each system runs in its own child process; the parent samples, every 50 ms,
 the RSS of the child and of every process it started (dask's workers) and
 reports the peak of the sum (and what it added to the RSS the processes had
 when the timed part started: imports, a started cluster), with the bytes read and written from
-``/proc/<pid>/io`` (``rchar``/``wchar``, every process summed at its last
+``/proc/<pid>/io`` (``rchar``/``wchar`` since the timed part started: before,
+dask workers' imports and warm-up counted 1.4 GB; every process summed at its last
 sample) and the largest size of the scratch directory (lazyarr's
 ``temporary-directory``, cubed's ``work_dir``). lazyarr reports the peak it
 predicted for the plan it ran. Before each child the parent flushes the last
@@ -266,6 +267,11 @@ def measure(system: str, args: dict, timeout: float, rechunker_python: str | Non
             break
     peak, scratch, io = 0, 0, {}
     base = sum(q.memory_info().rss for q in _tree(p.pid) if q.is_running())
+    io_before = {}  # bytes each process had read and written before the timed part
+    for q in _tree(p.pid):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            c = q.io_counters()
+            io_before[q.pid] = (c.read_chars, c.write_chars)
     t0 = time.monotonic()
     while p.poll() is None and time.monotonic() - t0 < timeout:
         rss = 0
@@ -273,7 +279,8 @@ def measure(system: str, args: dict, timeout: float, rechunker_python: str | Non
             try:
                 rss += q.memory_info().rss
                 c = q.io_counters()
-                io[q.pid] = (c.read_chars, c.write_chars)
+                r0, w0 = io_before.get(q.pid, (0, 0))
+                io[q.pid] = (c.read_chars - r0, c.write_chars - w0)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 pass
         peak = max(peak, rss)
