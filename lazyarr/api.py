@@ -20,6 +20,7 @@ import numpy as np
 
 from lazyarr import config
 from lazyarr.executors import registry
+from lazyarr.executors.base import Traits
 from lazyarr.graph import build
 from lazyarr.graph.build import user_names
 from lazyarr.graph.expr import Expr, reached
@@ -260,14 +261,15 @@ def _prepare(
     extra = context() if context else None
     chosen = passes_for(optimize_, passes)
     ctx = pass_context(ex.name, bool(config.get("optimize.check")), extra)
-    bounded = getattr(ex, "bounds_in_flight", False)
+    traits = getattr(ex, "traits", Traits())
+    bounded = traits.bounds_in_flight
     plan = make_plan(exprs, ex.name, chosen, ctx=ctx)
     _check_gathered(plan, ctx)
     try:
         check_memory(plan, ctx, bounded)
         return ex, plan, None
     except MemoryLimitError:
-        staging = _staged_rechunks(exprs, ctx)
+        staging = _staged_rechunks(exprs, ctx) if traits.scratch_local else None
         if staging is None:
             raise
     try:
@@ -280,9 +282,9 @@ def _prepare(
 
 
 def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
-    """``exprs`` with their all-to-all rechunks through a scratch store, where the store is
-    local to every process that runs tasks (this machine: local executors, a LocalCluster)."""
-    if ctx.memory_limit is None or (ctx.workers and config.get("dask.address") is not None):
+    """``exprs`` with their all-to-all rechunks through a scratch store (the executor's
+    processes share this machine's disk: ``Traits.scratch_local``)."""
+    if ctx.memory_limit is None:
         return None
     budget = task_budget(ctx.memory_limit, ctx.threads)
     parent = config.get("temporary-directory")

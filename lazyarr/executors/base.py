@@ -17,7 +17,7 @@ import numpy as np
 from lazyarr.graph.ops import BlockStore
 from lazyarr.optimize.plan import Plan
 
-__all__ = ["Executor", "NullProgress", "Progress", "RunStats", "available_cores"]
+__all__ = ["Executor", "NullProgress", "Progress", "RunStats", "Traits", "available_cores"]
 
 
 def available_cores() -> int:
@@ -62,13 +62,28 @@ class RunStats:
     """Executor-specific measurements (per-worker bytes and memory on Dask)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Traits:
+    """What the planner needs to know of an executor, declared by it (``Executor.traits``)."""
+
+    one_process: bool = True
+    """Blocks live in this process (numba, numpy); False: in worker processes (dask)."""
+    bounds_in_flight: bool = False
+    """Tasks at once are bounded by bytes under ``memory-limit`` (the numba pool): a plan
+    needs only one task at a time to fit."""
+    scratch_local: bool = True
+    """A scratch store under ``temporary-directory`` is on every process's disk (this
+    machine, a LocalCluster), so rechunks may be staged through it."""
+
+
 @runtime_checkable
 class Executor(Protocol):
     """Runs plans. ``name`` is the registry name.
 
     Executors lower the plan with :func:`lazyarr.optimize.lower.lower` and
     run its typed tasks (``executors.blockwork.run_task`` computes one).
-    Optional members: ``plan_context() -> dict`` (extra ``PassContext``
+    Optional members: ``traits`` (a :class:`Traits`; default ``Traits()``),
+    ``plan_context() -> dict`` (extra ``PassContext``
     fields such as ``n_workers``, ``workers``, ``hosts``), ``supports(expr)
     -> bool`` (whether its kernels compile an op; the ``fuse`` pass asks),
     ``last_stats`` (the :class:`RunStats` of the latest run) and

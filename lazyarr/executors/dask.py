@@ -55,7 +55,7 @@ from lazyarr.optimize.schedule import Schedule
 from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
 from . import dask_stats
-from .base import NullProgress, Progress, RunStats
+from .base import NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import FetchBatch, Index, fetch_all
@@ -437,6 +437,12 @@ class DaskExecutor:
 
     name = "dask"
     differential_tests = False
+
+    @property
+    def traits(self) -> Traits:
+        """Blocks on workers; a scratch store is shared only by the LocalCluster started here
+        (an external scheduler's workers may be on other machines)."""
+        return Traits(one_process=False, scratch_local=config.get("dask.address") is None)
 
     def __init__(self) -> None:
         self._cluster = ClusterManager()

@@ -42,7 +42,7 @@ from lazyarr.optimize.memory import in_flight_budget
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
 
-from .base import NullProgress, Progress, RunStats, available_cores
+from .base import NullProgress, Progress, RunStats, Traits, available_cores
 from .blas import blas_threads_for
 from .blockwork import StageCode, direct_readers, getter, run_task
 from .malloc import bound_allocator
@@ -199,7 +199,7 @@ class NumbaExecutor:
     """Runs fused stages as Numba-compiled loops on a thread pool (local, in process)."""
 
     name = "numba"
-    bounds_in_flight = True
+    traits = Traits(one_process=True, bounds_in_flight=True, scratch_local=True)
     """Under ``memory-limit`` the tasks at once are bounded by bytes, not only threads."""
     joint = True
     """Compute sibling sets with joint kernels (tests switch it off to compare)."""

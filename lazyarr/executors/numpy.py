@@ -20,7 +20,7 @@ from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.lower import lower
 from lazyarr.optimize.plan import Plan
 
-from .base import NullProgress, Progress, RunStats
+from .base import NullProgress, Progress, RunStats, Traits
 from .blockwork import StageCode, gather_owned, run_task
 from .malloc import bound_allocator
 
@@ -33,6 +33,7 @@ class NumpyExecutor:
     """Runs plans task by task with NumPy (the reference semantics)."""
 
     name = "numpy"
+    traits = Traits(one_process=True, bounds_in_flight=False, scratch_local=True)
 
     def __init__(self) -> None:
         self.last_stats: RunStats | None = None
