@@ -73,12 +73,14 @@ _SUPPORT = _Memo(1 << 14)
 _WARNED: set[str] = set()
 
 
-def _warn_once(reason: str) -> None:
+def _warn_once(reason: str, exprs: Sequence[Expr]) -> None:
+    """One :class:`FallbackWarning` per distinct ``reason``, naming the ops of ``exprs``."""
     if reason in _WARNED:
         return
     _WARNED.add(reason)
+    ops = ", ".join(dict.fromkeys(e.op.label() for e in exprs))
     warnings.warn(
-        f"numba executor: a stage runs with NumPy kernels instead ({reason})",
+        f"numba executor: a stage of {ops} runs with NumPy kernels instead ({reason})",
         FallbackWarning,
         stacklevel=4,
     )
@@ -115,7 +117,7 @@ class NumbaKernels:
     def _fallback(self, stage: Any, error: Exception) -> None:
         reason = f"{type(error).__name__}: {error}"
         self.fallbacks[stage.name] = reason
-        _warn_once(reason)
+        _warn_once(reason, stage.members)
 
     def _compiled(self, stage: Any, build: Callable[..., Any], *args: Any) -> Any | None:
         """``build(*args)``, the stage recorded as compiled; None, and why recorded, when it
@@ -145,7 +147,7 @@ class NumbaKernels:
             except CANNOT_COMPILE as e:
                 reason = f"{type(e).__name__}: {e}"
                 self.fallbacks[expr.key] = reason
-                _warn_once(reason)
+                _warn_once(reason, [expr])
         return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:
