@@ -15,17 +15,13 @@ import dataclasses
 import enum
 import functools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lazyarr.graph.expr import Region
 from lazyarr.optimize.plan import Plan, Stage
 
-if TYPE_CHECKING:
-    from lazyarr.optimize.schedule import Schedule
-
-__all__ = ["Task", "TaskGraph", "TaskKind"]
+__all__ = ["Schedule", "Task", "TaskGraph", "TaskKind"]
 
 
 class TaskKind(enum.IntEnum):
@@ -119,6 +115,22 @@ class Task:
             f"Task({self.kind.name}, stage {self.stage}, block {self.index}{part}, "
             f"{len(self.deps)} deps, worker {self.worker})"
         )
+
+
+@dataclasses.dataclass
+class Schedule:
+    """Order facts per task id (made by :mod:`lazyarr.optimize.schedule`, which says what
+    each means); empty when nothing asks for order."""
+
+    priority: dict[int, int] = dataclasses.field(default_factory=dict)
+    barriers: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    waits: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> index in ``barriers`` of the tasks it waits for."""
+    after: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> the task (same worker) that must finish before it starts."""
+
+    def priority_of(self, tid: int) -> int:
+        return self.priority.get(tid, 0)
 
 
 @dataclasses.dataclass
