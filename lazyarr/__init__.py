@@ -56,12 +56,12 @@ from lazyarr.namespace.userfuncs import *  # noqa: F403
 from lazyarr.namespace.windows import sliding_window_view as sliding_window_view
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError
 
-_array._NAMESPACE["module"] = _sys.modules[__name__]
+_array.serve("namespace")(_sys.modules[__name__])  # what __array_namespace__ returns
 
 # namespace functions record calls on arrays whose lengths are not counted yet
 from lazyarr.namespace import deferred as _deferred  # noqa: E402
 
-_deferred.defer_namespace(globals(), _array.HANDLED_FUNCTIONS)
+_deferred.defer_namespace(globals(), _array.HANDLED_FUNCTIONS, _array.SERVED)
 Deferred = _deferred.Deferred
 
 __array_api_version__ = "2024.12"

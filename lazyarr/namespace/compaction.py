@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import _array
-from lazyarr._array import LazyArray
+from lazyarr._array import LazyArray, serve
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace.creation import arange, zeros
 from lazyarr.namespace.deferred import Deferred, deferring
@@ -136,7 +135,7 @@ def boolean_index(x: LazyArray, mask: LazyArray) -> Deferred:
     return select_rows(x.reshape((-1, *rest)), mask.reshape((-1,)))
 
 
-_array._INDEXING["index"] = boolean_index
+serve("index")(boolean_index)
 
 
 def flatnonzero_of(a: LazyArray) -> Deferred:
