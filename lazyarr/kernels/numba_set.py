@@ -10,9 +10,12 @@ reference kernels. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
-Only the errors that mean "cannot be compiled" (:class:`Unsupported`,
-:class:`CompileError`) fall back to NumPy, with one :class:`FallbackWarning`
-per distinct reason; any other error is a bug and propagates.
+Only the errors that mean "cannot be compiled" (:class:`Unsupported`: no
+emitter; :class:`CompileError`: Numba does not support what was emitted)
+fall back to NumPy, with one :class:`FallbackWarning` per distinct reason
+naming the stage's ops (none for the ops that are NumPy-only by design,
+``graph.ops.elementwise.NUMPY_ONLY``); any other error is a bug and
+propagates. The test configuration makes the warning an error.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.ops.elementwise import NUMPY_ONLY
 from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
@@ -86,6 +90,11 @@ def _warn_once(reason: str, exprs: Sequence[Expr]) -> None:
     )
 
 
+def _numpy_only(exprs: Sequence[Any]) -> bool:
+    """Whether one of ``exprs`` runs with NumPy by design (``graph.ops.elementwise.NUMPY_ONLY``)."""
+    return any(isinstance(m.op, Elementwise) and m.op.func in NUMPY_ONLY for m in exprs)
+
+
 def _all_elementwise(exprs: Sequence[Any]) -> bool:
     return all(isinstance(m.op, Elementwise) for m in exprs)
 
@@ -115,9 +124,11 @@ class NumbaKernels:
         return _SUPPORT.get(expr.key, lambda: unsupported(expr) is None)
 
     def _fallback(self, stage: Any, error: Exception) -> None:
+        """Record why ``stage`` runs NumPy kernels; warn unless its op is NumPy-only by design."""
         reason = f"{type(error).__name__}: {error}"
         self.fallbacks[stage.name] = reason
-        _warn_once(reason, stage.members)
+        if not (isinstance(error, Unsupported) and _numpy_only(stage.members)):
+            _warn_once(reason, stage.members)
 
     def _compiled(self, stage: Any, build: Callable[..., Any], *args: Any) -> Any | None:
         """``build(*args)``, the stage recorded as compiled; None, and why recorded, when it
