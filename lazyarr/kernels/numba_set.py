@@ -20,12 +20,11 @@ propagates. The test configuration makes the warning an error.
 
 from __future__ import annotations
 
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.elementwise import NUMPY_ONLY
@@ -52,28 +51,7 @@ class FallbackWarning(UserWarning):
     """A stage runs with the NumPy kernels because its Numba kernel could not be built."""
 
 
-class _Memo:
-    """A small bounded, thread-safe memo (most recently used entries kept)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._data: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any, make: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-        value = make()
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-        return value
-
-
-_SUPPORT = _Memo(1 << 14)
+_SUPPORT: LRU[bool] = LRU(1 << 14)  # op key -> whether the emitters compile it
 _WARNED: set[str] = set()
 
 
@@ -121,7 +99,7 @@ class NumbaKernels:
         """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
         if not isinstance(expr.op, (Elementwise, Reduce)):
             return False
-        return _SUPPORT.get(expr.key, lambda: unsupported(expr) is None)
+        return _SUPPORT.get_or_make(expr.key, lambda: unsupported(expr) is None)
 
     def _fallback(self, stage: Any, error: Exception) -> None:
         """Record why ``stage`` runs NumPy kernels; warn unless its op is NumPy-only by design."""
