@@ -21,7 +21,19 @@ import numpy as np
 from lazyarr.graph.expr import Region
 from lazyarr.optimize.plan import Plan, Stage
 
-__all__ = ["Schedule", "Task", "TaskGraph", "TaskKind"]
+__all__ = [
+    "BLOCK",
+    "COMBINE",
+    "FINALIZE",
+    "JOINT",
+    "PARTIAL",
+    "PRODUCT",
+    "SOURCE",
+    "Schedule",
+    "Task",
+    "TaskGraph",
+    "TaskKind",
+]
 
 
 class TaskKind(enum.IntEnum):
@@ -41,6 +53,17 @@ class TaskKind(enum.IntEnum):
     """One or more partial states (products) combined, as the block (a reduction finalized)."""
     JOINT = 6
     """One block (map) or one body block's partials (reduce) of several sibling stages."""
+
+
+# The kinds as module names too: executors' per-task paths compare them without looking
+# them up on the enum class each time (``from lazyarr.optimize.tasks import PARTIAL``).
+SOURCE = TaskKind.SOURCE
+BLOCK = TaskKind.BLOCK
+PARTIAL = TaskKind.PARTIAL
+PRODUCT = TaskKind.PRODUCT
+COMBINE = TaskKind.COMBINE
+FINALIZE = TaskKind.FINALIZE
+JOINT = TaskKind.JOINT
 
 
 class Task:
