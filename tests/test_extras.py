@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from fallbacks import numpy_kernels
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,11 +33,8 @@ from lazyarr.namespace import (
 )
 from lazyarr.testing import assert_eq, assert_same_error, executors_under_test
 
-# Numba has no float16 arithmetic: the compiled kernels refuse float16 stages, which run with
-# NumPy's kernels and say so (tests that draw float16 data expect that warning, nothing else).
-FLOAT16_RUNS_NUMPY = pytest.mark.filterwarnings(
-    "ignore:numba executor.*dtype float16 is not supported:"
-    "lazyarr.kernels.numba_set.FallbackWarning"
+FLOAT16_RUNS_NUMPY = numpy_kernels(
+    "dtype float16 is not supported", "Numba has no float16 arithmetic: float16 stages run NumPy's"
 )
 
 COMPOSED = (
