@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,14 +29,38 @@ from lazyarr.graph.ops import statistics as stats
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
 from lazyarr.viz.arrayrepr import array_repr, array_repr_html
 
-__all__ = ["HANDLED_FUNCTIONS", "LazyArray", "lazy", "wrap"]
+__all__ = ["HANDLED_FUNCTIONS", "SERVED", "LazyArray", "lazy", "serve", "served", "wrap"]
 
-# The module ``__array_namespace__`` returns; set by ``lazyarr/__init__.py``.
-_NAMESPACE: dict[str, Any] = {}
+# What modules above this one serve to LazyArray, each registered by the module that
+# defines it when it is imported (see ``serve``): so this module imports nothing above it.
+SERVED: dict[str, Any] = {}
 
-# indexing served by modules above this one: "index" (``x[mask]``, a lazy boolean mask:
-# ``namespace/compaction.py``), "vindex" and "blocks" (``namespace/dask_indexers.py``).
-_INDEXING: dict[str, Callable[..., Any]] = {}
+F = TypeVar("F")
+
+
+def serve(name: str) -> Callable[[F], F]:
+    """Register the decorated function (or class, or module) as what ``LazyArray`` uses for
+    ``name``: ``"to_zarr"``, ``"store"``, ``"map_blocks"``, ``"map_overlap"``,
+    ``"to_dask"``, indexing (``"index"``: ``x[mask]`` with a lazy boolean mask;
+    ``"vindex"``, ``"blocks"``) and ``"namespace"`` (what ``__array_namespace__`` returns)."""
+
+    def register(value: F) -> F:
+        SERVED[name] = value
+        return value
+
+    return register
+
+
+def served(name: str) -> Any:
+    """What the namespace registered for ``name`` (see :func:`serve`)."""
+    try:
+        return SERVED[name]
+    except KeyError:
+        raise NotImplementedError(
+            f"LazyArray needs {name!r} from lazyarr's namespace, which has not registered it "
+            "(import lazyarr)"
+        ) from None
+
 
 # numpy function -> lazyarr implementation, filled by the namespace modules.
 HANDLED_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
@@ -192,19 +216,19 @@ class LazyArray(ArrayOperators, dask_collection.DaskCollection):
 
     def to_zarr(self, url: Any, component: str | None = None, **options: Any) -> Any:
         """Write this array to a new zarr array, block by block (see ``lazyarr.to_zarr``)."""
-        return _NAMESPACE["module"].to_zarr(self, url, component, **options)
+        return served("to_zarr")(self, url, component, **options)
 
     def store(self, target: Any, region: Any = None, **options: Any) -> Any:
         """Write this array into ``target`` block by block (see ``lazyarr.store``)."""
-        return _NAMESPACE["module"].store(self, target, region, **options)
+        return served("store")(self, target, region, **options)
 
     def map_blocks(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> LazyArray:
         """``la.map_blocks(func, self, *args, **kwargs)``."""
-        return _NAMESPACE["module"].map_blocks(func, self, *args, **kwargs)
+        return served("map_blocks")(func, self, *args, **kwargs)
 
     def map_overlap(self, func: Callable[..., Any], depth: Any, **kwargs: Any) -> LazyArray:
         """``la.map_overlap(func, self, depth=depth, **kwargs)`` (``boundary=``, ``trim=``)."""
-        return _NAMESPACE["module"].map_overlap(func, self, depth=depth, **kwargs)
+        return served("map_overlap")(func, self, depth=depth, **kwargs)
 
     def rechunk(self, chunks: Any = "auto") -> LazyArray:
         """The same values on another block grid."""
@@ -285,7 +309,7 @@ class LazyArray(ArrayOperators, dask_collection.DaskCollection):
             return wrap(elementwise(ufunc.__name__, *(as_operand(x) for x in inputs), **kwargs))
         if method == "__call__" and ufunc.nout == 1 and not kwargs:  # a user's (numba) ufunc
             ops = [wrap(o) if isinstance(o, Expr) else o for o in map(as_operand, inputs)]
-            return _NAMESPACE["module"].map_blocks(ufunc, *ops)
+            return served("map_blocks")(ufunc, *ops)
         if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCE and len(inputs) == 1:
             axis = kwargs.pop("axis", 0)
             keepdims = kwargs.pop("keepdims", False)
@@ -306,11 +330,11 @@ class LazyArray(ArrayOperators, dask_collection.DaskCollection):
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported Array API version {api_version!r}")
-        return _NAMESPACE["module"]
+        return served("namespace")
 
     def to_dask(self) -> Any:
         """A Dask array with these chunks; its blocks are lazyarr computes (``lazyarr.to_dask``)."""
-        return _NAMESPACE["module"].to_dask(self)
+        return served("to_dask")(self)
 
     to_dask_array = to_dask  # the name `dask.array.asarray` looks for
 
@@ -509,18 +533,18 @@ class LazyArray(ArrayOperators, dask_collection.DaskCollection):
     @property
     def vindex(self) -> Any:
         """dask's pointwise indexing: integer arrays broadcast, their dimensions first."""
-        return _INDEXING["vindex"](self)
+        return served("vindex")(self)
 
     @property
     def blocks(self) -> Any:
         """dask's block indexing: ``x.blocks[i, j]`` is block ``(i, j)`` as a lazy array."""
-        return _INDEXING["blocks"](self)
+        return served("blocks")(self)
 
     def __getitem__(self, index: Any) -> LazyArray:
         mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
         if isinstance(mask, LazyArray) and mask.dtype == np.bool_:
             # lazy: the length is the count of true values, computed before planning
-            return _INDEXING["index"](self, mask)
+            return served("index")(self, mask)
         return wrap(ix.getitem(self._expr, _concrete_index(index)))
 
     def __setitem__(self, index: Any, value: Any) -> None:

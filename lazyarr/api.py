@@ -12,13 +12,13 @@ import contextlib
 import dataclasses
 import gc
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from lazyarr import config
+from lazyarr._lru import LRU
 from lazyarr.executors import registry
 from lazyarr.executors.base import Traits
 from lazyarr.graph import build
@@ -55,7 +55,7 @@ __all__ = [
 # Plans that hold more source data than this are not cached (the cache
 # would keep the user's arrays alive).
 _CACHE_SOURCE_LIMIT = 1 << 20
-_plan_cache: OrderedDict[tuple, Plan] = OrderedDict()
+_plan_cache: LRU[Plan] = LRU(0)  # sized by plan-cache.size when a plan is stored
 _LAST_RUN: dict[str, Any] = {}
 
 
@@ -183,7 +183,6 @@ def make_plan(
     key = (tuple(e.key for e in exprs), tuple(passes), ctx)
     plan = _plan_cache.get(key)
     if plan is not None:
-        _plan_cache.move_to_end(key)
         return plan
     with _gc_paused():
         exprs = _localize(exprs, executor)
@@ -191,9 +190,8 @@ def make_plan(
         plan = optimize(Plan.from_graph(graph), passes, ctx)
     size = int(config.get("plan-cache.size"))
     if size > 0 and _cacheable(plan):
-        _plan_cache[key] = plan
-        while len(_plan_cache) > size:
-            _plan_cache.popitem(last=False)
+        _plan_cache.size = size
+        plan = _plan_cache.put(key, plan)
     return plan
 
 

@@ -100,3 +100,13 @@ def dask_ex():
             yield ex
         finally:
             ex.close()
+
+
+@pytest.fixture(autouse=True)
+def _every_fallback_seen():
+    """The numba executor warns once per reason and process; each test sees its own
+    fallbacks (the test configuration makes ``FallbackWarning`` an error)."""
+    from lazyarr.kernels import numba_set
+
+    numba_set._WARNED.clear()
+    yield

@@ -1,4 +1,4 @@
-"""The NumPy functions composed in ``lazyarr.namespace.extras*``, against NumPy.
+"""NumPy functions lazyarr composes from existing ops (quantiles, histograms, pad...) vs NumPy.
 
 Uneven chunks everywhere (``(2, 3)`` on ``(5, 7)``); dtypes, axes, NaN,
 empty and 0-d inputs; NumPy's exception types at expression time, and
@@ -12,17 +12,44 @@ import warnings
 
 import numpy as np
 import pytest
+from fallbacks import numpy_kernels
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarr as la
 from lazyarr import config
-from lazyarr.namespace import extras, extras_index
+from lazyarr.namespace import (
+    comparison,
+    covariance,
+    histograms,
+    index_arithmetic,
+    nanfuncs,
+    numerical,
+    ordering,
+    quantiles,
+    selection,
+    shape_editing,
+    spacing,
+)
 from lazyarr.testing import assert_eq, assert_same_error, executors_under_test
 
-# The numba executor (work in progress elsewhere) falls back to NumPy kernels for some
-# stages and says so once per reason; that is not what these tests check.
-pytestmark = pytest.mark.filterwarnings("ignore:numba executor:UserWarning")
+FLOAT16_RUNS_NUMPY = numpy_kernels(
+    "dtype float16 is not supported", "Numba has no float16 arithmetic: float16 stages run NumPy's"
+)
+
+COMPOSED = (
+    comparison,
+    covariance,
+    histograms,
+    index_arithmetic,
+    nanfuncs,
+    numerical,
+    ordering,
+    quantiles,
+    selection,
+    shape_editing,
+    spacing,
+)
 
 METHODS = [
     "linear",
@@ -913,6 +940,7 @@ def histogram_cases(draw):
     return x, draw(st.integers(1, 50)), weights, draw(st.booleans()), draw(st.integers(1, 7))
 
 
+@FLOAT16_RUNS_NUMPY
 @settings(max_examples=12, deadline=None)  # each example compiles kernels: ~2 s
 @given(case=histogram_cases())
 def test_histogram_integer_bins_lazy_and_exact(case):
@@ -953,6 +981,7 @@ def test_histogram_integer_bins_lazy_and_exact(case):
         assert_eq(counts, want_n, executors=HIST_EXECUTORS, passes=(True,), rtol=rtol)
 
 
+@FLOAT16_RUNS_NUMPY
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_histogram_non_finite_range_raises_when_computed(dtype, bad):
@@ -1013,10 +1042,10 @@ def test_count_bins_paths_agree():
     want = np.bincount(idx[keep], minlength=600)
     want_w = np.bincount(idx[keep], w[keep], minlength=600)
     a = la.asarray(idx, chunks=64)
-    check(extras_index.count_bins(a, 600), want)
-    check(extras_index.count_bins(a, 600, la.asarray(w), np.float64), want_w)
-    check(extras_index.count_bins(a, 100), want[:100])
-    check(extras_index.count_bins(a, 100, la.asarray(w), np.float64), want_w[:100])
+    check(histograms.count_bins(a, 600), want)
+    check(histograms.count_bins(a, 600, la.asarray(w), np.float64), want_w)
+    check(histograms.count_bins(a, 100), want[:100])
+    check(histograms.count_bins(a, 100, la.asarray(w), np.float64), want_w[:100])
 
 
 # -- index arithmetic ------------------------------------------------------------------------------
@@ -1230,7 +1259,10 @@ def test_every_name_dispatches_from_numpy():
     from lazyarr._array import HANDLED_FUNCTIONS
 
     missing = [
-        n for n in extras.__all__ if hasattr(np, n) and getattr(np, n) not in HANDLED_FUNCTIONS
+        n
+        for mod in COMPOSED
+        for n in mod.__all__
+        if hasattr(np, n) and getattr(np, n) not in HANDLED_FUNCTIONS
     ]
     assert missing == []
     assert {"median", "pad", "histogram", "nanargmin", "cov", "lexsort"} <= set(dir(la))

@@ -18,7 +18,7 @@ import zarr
 import lazyarr as la
 from lazyarr.io import zarr_chunks
 from lazyarr.io.zarr_chunks import sweep_partials
-from lazyarr.namespace.extras_stats import raise_where
+from lazyarr.namespace.composing import raise_where
 from lazyarr.testing import executors_under_test
 
 A = np.arange(60 * 24, dtype=np.float64).reshape(60, 24) / 7 - 3

@@ -18,7 +18,7 @@ import lazyarr as la
 from lazyarr.graph.ops.store import Write, write
 from lazyarr.io.writers import ArrayWriter
 from lazyarr.kernels.reference.store import WriteError
-from lazyarr.namespace.extras_stats import raise_where
+from lazyarr.namespace.composing import raise_where
 from lazyarr.testing import executors_under_test
 
 A = np.arange(37 * 11, dtype=np.float64).reshape(37, 11) / 7 - 3

@@ -15,6 +15,7 @@ from test_io_read import Recording
 
 import lazyarr as la
 from lazyarr import api
+from lazyarr.executors import registry
 from lazyarr.optimize.memory import MemoryLimitError, estimate
 
 A = np.arange(400 * 30, dtype=np.float64).reshape(400, 30) % 17 - 8
@@ -27,7 +28,7 @@ def test_a_plan_that_cannot_fit_is_refused_before_anything_is_read():
         (x * 2).compute()
     assert r.reads == []  # refused before any block ran
     msg = str(err.value)
-    assert "predicted peak" in msg and "memory-limit 20.0 KiB" in msg and "held" in msg
+    assert "predicted peak" in msg and "memory-limit 20.00 kiB" in msg and "held" in msg
     with la.config.set({"memory-limit": "40KiB"}):
         with pytest.raises(MemoryLimitError, match=r"stage elementwise-\w+: .* would fit"):
             la.store(la.sin(x) * 2, np.zeros_like(A))  # nothing gathered; blocks too big
@@ -56,6 +57,24 @@ def test_the_numba_executor_runs_fewer_tasks_at_once_to_fit_the_limit():
         too_small = la.config.set({"memory-limit": "2MiB"})
         with too_small, pytest.raises(MemoryLimitError, match="blocks of at most 699,050 bytes"):
             la.store(la.sin(x) * 2, out)
+
+
+def test_the_numba_executor_takes_the_limit_from_the_plan_not_the_setting():
+    """``memory-limit`` is read once, into the plan (``Plan.memory_limit``): a plan made
+    under 3 MiB is run one task at a time even after the setting is gone."""
+    a = np.random.default_rng(0).random((2000, 500))
+    x = la.sin(la.from_array(a, chunks=(250, 500))) * 2
+    with la.config.set({"numba.threads": 2, "numba.compile-threshold": 0}):
+        with la.config.set({"memory-limit": "3MiB"}):
+            plan = api.make_plan([x._expr], "numba", api.passes_for(None, None))
+        unbounded = api.make_plan([x._expr], "numba", api.passes_for(None, None))
+        assert plan.memory_limit == 3 * 2**20 and unbounded.memory_limit is None
+        ex = registry.get("numba")
+        (got,) = ex.execute(plan, plan.outputs)
+        assert ex.last_stats.extra["most_at_once"] == 1
+        np.testing.assert_allclose(got, np.sin(a) * 2)
+        ex.execute(unbounded, unbounded.outputs)
+        assert "in_flight_budget" not in ex.last_stats.extra
 
 
 def test_explain_shows_an_over_limit_plan_without_refusing():

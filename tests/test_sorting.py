@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fallbacks import numpy_kernels
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -222,6 +223,7 @@ def test_searchsorted_errors():
 # -- nonzero / argwhere / flatnonzero (computed when called) -------------------------------
 
 
+@numpy_kernels("greater on complex", "comparisons of complex values have no emitter")
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float32", "complex128"])
 def test_nonzero_family(dtype):
     x = data((5, 7), dtype, distinct=2)

@@ -31,7 +31,7 @@ from lazyarr.graph.ops.rechunk import Rechunk
 from lazyarr.graph.ops.staged import StagedRead
 from lazyarr.graph.ops.store import Write
 from lazyarr.graph.rechunk_plan import is_all_to_all, staged_grids
-from lazyarr.namespace.extras_stats import raise_where
+from lazyarr.namespace.composing import raise_where
 from lazyarr.staged_rechunk import stage_rechunks
 from lazyarr.testing import executors_under_test
 

@@ -19,17 +19,18 @@ from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.kernels.blocks import assemble, tree_combine
 from lazyarr.kernels.sets import GetRegion, KernelSet
 from lazyarr.optimize.plan import Stage
-from lazyarr.optimize.tasks import Task, TaskKind
+from lazyarr.optimize.tasks import (
+    BLOCK,
+    COMBINE,
+    FINALIZE,
+    PARTIAL,
+    PRODUCT,
+    SOURCE,
+    Task,
+)
 
 __all__ = ["StageCode", "direct_readers", "gather", "gather_owned", "getter", "run_task"]
 
-# task kinds as module constants: the hot per-task paths compare them without the enum lookup
-_SOURCE = TaskKind.SOURCE
-_BLOCK = TaskKind.BLOCK
-_PARTIAL = TaskKind.PARTIAL
-_PRODUCT = TaskKind.PRODUCT
-_COMBINE = TaskKind.COMBINE
-_FINALIZE = TaskKind.FINALIZE
 
 Blocks = dict[tuple[int, ...], np.ndarray]
 
@@ -240,23 +241,23 @@ def run_task(
     """
     kind = task.kind
     stage = code.stage
-    if kind == _SOURCE:
+    if kind == SOURCE:
         return code.source(task.region)
-    if kind == _BLOCK:
+    if kind == BLOCK:
         get = code.get(task, values)
         fn = code.map
         if out is not None and getattr(fn, "writes_into", False):
             return fn(task.region, get, out=out)
         return fn(task.region, get)
-    if kind == _PARTIAL:
+    if kind == PARTIAL:
         get = code.get(task, values)
         return code.partial(task.region, get)
-    if kind == _PRODUCT:
+    if kind == PRODUCT:
         get = code.get(task, values)
         return code.product(task.region, task.regions, get)
-    if kind == _COMBINE:
+    if kind == COMBINE:
         return _combine_all(code, values)
-    if kind == _FINALIZE:
+    if kind == FINALIZE:
         state = _combine_all(code, values)
         if stage.kind == "reduce":
             kernel = code.reduction

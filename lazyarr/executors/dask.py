@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from dask.task_spec import TaskRef
+from dask.utils import format_bytes
 from distributed import Client, Future, as_completed, get_worker
 from distributed.client import FutureCancelledError
 
@@ -387,8 +388,8 @@ class _Run:
         paused = {a: w for a, w in workers.items() if w.get("status") == "paused"}
         if paused:
             told = "; ".join(
-                f"{a} holds {_gib(w.get('metrics', {}).get('memory', 0))} of its "
-                f"{_gib(w.get('memory_limit', 0))} limit"
+                f"{a} holds {format_bytes(int(w.get('metrics', {}).get('memory', 0)))} of its "
+                f"{format_bytes(int(w.get('memory_limit', 0)))} limit"
                 for a, w in sorted(paused.items())
             )
             raise ComputeStalled(
@@ -402,10 +403,6 @@ def _scheduler_address(client: Client) -> str:
     with contextlib.suppress(Exception):
         return str(client.scheduler.address)
     return "(unknown address)"
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB"
 
 
 def _completed(done: as_completed, on_idle: Any, every: float = 1.0) -> Any:

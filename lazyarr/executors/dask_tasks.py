@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import copyreg
 import pickle
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +30,7 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from lazyarr import config
+from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.graph.ops.userfunc import UserFunc
@@ -106,27 +105,19 @@ def _worker_kernels(settings: tuple) -> Any:
 INLINE_BYTES = 32 * 1024
 """Payloads up to this size (pickled) travel inside each task; bigger ones are a task."""
 
-_PAYLOADS: OrderedDict[str, StagePayload] = OrderedDict()
-_PAYLOADS_LOCK = threading.Lock()
-_PAYLOADS_SIZE = 256
+_PAYLOADS: LRU[StagePayload] = LRU(256)
 """Payloads a worker process keeps by token (the most recently used ones)."""
 
 
 def _payload_from(token: str, blob: bytes) -> StagePayload:
     """The payload ``token`` names: this process's copy, or ``blob`` unpickled (and kept)."""
-    with _PAYLOADS_LOCK:
-        found = _PAYLOADS.get(token)
-        if found is not None:
-            _PAYLOADS.move_to_end(token)
-            return found
+    found = _PAYLOADS.get(token)
+    if found is not None:
+        return found
     stage, settings, in_place = pickle.loads(blob)
     payload = StagePayload(stage, settings, token, in_place)
     payload._blob = blob  # passed on as it came (the scheduler sends it to workers)
-    with _PAYLOADS_LOCK:
-        payload = _PAYLOADS.setdefault(token, payload)
-        while len(_PAYLOADS) > _PAYLOADS_SIZE:
-            _PAYLOADS.popitem(last=False)
-    return payload
+    return _PAYLOADS.put(token, payload)
 
 
 class StagePayload:

@@ -40,7 +40,7 @@ from lazyarr.kernels.numba_set import FallbackWarning, NumbaKernels
 from lazyarr.optimize.lower import lower
 from lazyarr.optimize.memory import in_flight_budget
 from lazyarr.optimize.plan import Plan, Stage
-from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+from lazyarr.optimize.tasks import JOINT, PARTIAL, Task, TaskGraph
 
 from .base import NullProgress, Progress, RunStats, Traits, available_cores
 from .blas import blas_threads_for
@@ -50,10 +50,6 @@ from .numpy import NumpyExecutor
 from .taskpool import run_graph
 
 __all__ = ["FallbackWarning", "NumbaExecutor", "NumbaKernels", "options_from_config"]
-
-# task kinds as module constants: the hot per-task paths compare them without the enum lookup
-_JOINT = TaskKind.JOINT
-_PARTIAL = TaskKind.PARTIAL
 
 
 def options_from_config() -> Options:
@@ -160,7 +156,7 @@ class _Run:
         ]
         self.joints: dict[int, _Joint] = {}
         for task in graph.tasks:
-            if task.kind == _JOINT and task.stage not in self.joints:
+            if task.kind == JOINT and task.stage not in self.joints:
                 self.joints[task.stage] = _Joint(graph, task.stage, task.members, self.kernels)
         self.into = [into.get(s.name) for s in graph.stages]
         self.values: list[Any] = [None] * len(graph.tasks)
@@ -175,7 +171,7 @@ class _Run:
         """Compute one task; blocks of an output land in its final array (a view)."""
         task = self.graph.tasks[tid]
         kind = task.kind
-        if kind == _JOINT:
+        if kind == JOINT:
             joint = self.joints[task.stage]
             outs = [None] * len(task.members)
             if joint.kind == "map":
@@ -184,7 +180,7 @@ class _Run:
                     if target is not None:
                         outs[slot] = target[(*task.region, Ellipsis)]
             return joint.run(task, self.inputs(task), outs)
-        target = self.into[task.stage] if kind != _PARTIAL else None
+        target = self.into[task.stage] if kind != PARTIAL else None
         view = None
         if target is not None and self.graph.producers[task.stage][task.index] == tid:
             view = target[(*task.region, Ellipsis)]
@@ -371,13 +367,13 @@ class NumbaExecutor:
 
 
 def _in_flight_bound(plan: Plan, graph: TaskGraph) -> dict[str, Any]:
-    """``run_graph``'s byte bound under ``memory-limit``: what the held stages and results
-    leave, and each stage's working set per task (generated kernels keep no temporaries)."""
-    limit = config.get("memory-limit")
-    if limit is None:
+    """``run_graph``'s byte bound under the plan's memory limit: what the held stages and
+    results leave, and each stage's working set per task (generated kernels keep no
+    temporaries)."""
+    if plan.memory_limit is None:
         return {}
     bound_allocator()
-    budget, need = in_flight_budget(plan, config.parse_bytes(limit), True, False)
+    budget, need = in_flight_budget(plan, plan.memory_limit, True, False)
     return {"budget": budget, "need": [need[s.name] for s in graph.stages]}
 
 

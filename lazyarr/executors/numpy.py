@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import config
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.lower import lower
@@ -59,7 +58,7 @@ class NumpyExecutor:
         self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
     ) -> dict[str, Blocks]:
         """Every block of the ``outputs`` stages (other values are freed on the way)."""
-        if config.get("memory-limit") is not None:
+        if plan.memory_limit is not None:
             bound_allocator()
         progress = progress or NullProgress()
         stats = RunStats(self.name)

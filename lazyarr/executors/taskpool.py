@@ -25,15 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.optimize.tasks import TaskGraph, TaskKind
+from lazyarr.optimize.tasks import COMBINE, FINALIZE, TaskGraph, TaskKind
 
 from .base import Progress
 
 __all__ = ["nbytes_owned", "run_graph"]
-
-# task kinds as module constants: the hot per-task paths compare them without the enum lookup
-_FINALIZE = TaskKind.FINALIZE
-_COMBINE = TaskKind.COMBINE
 
 
 def nbytes_owned(value: Any) -> int:
@@ -119,7 +115,7 @@ class _State:
 
     def push(self, tid: int) -> None:
         task = self.tasks[tid]
-        final = task.kind in (_FINALIZE, _COMBINE)
+        final = task.kind in (FINALIZE, COMBINE)
         heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
 
     def complete(self, tid: int, value: Any, seconds: float) -> None:

@@ -12,10 +12,9 @@ pass all use these functions, so they agree on what a block reads.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
+from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr, Region
 
 __all__ = ["external_reads", "member_regions", "positions", "root_input_regions"]
@@ -68,9 +67,7 @@ def member_regions(members: Sequence[Expr], root_inputs: Sequence[Region]) -> di
     return need
 
 
-_READS: OrderedDict[tuple, tuple[Read, ...]] = OrderedDict()
-_READS_SIZE = 4096
-_READS_LOCK = threading.Lock()
+_READS: LRU[tuple[Read, ...]] = LRU(4096)
 """Groups' external reads kept by (members, inputs, regions): the placement pass and
 the executor ask for the same blocks and parts of a plan, and walking the members'
 region rules costs tens of microseconds each time."""
@@ -90,15 +87,12 @@ def external_reads(
         tuple(e.key for e in input_exprs),
         tuple(tuple((r.start, r.stop) for r in region) for region in root_inputs),
     )
-    found = _READS.get(key)
-    if found is None:
-        found = tuple(
+    found = _READS.get_or_make(
+        key,
+        lambda: tuple(
             _external_reads(members, input_exprs, root_inputs, member_regions(members, root_inputs))
-        )
-        with _READS_LOCK:
-            _READS[key] = found
-            while len(_READS) > _READS_SIZE:
-                _READS.popitem(last=False)
+        ),
+    )
     return list(found)
 
 

@@ -38,7 +38,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -55,7 +55,7 @@ __all__ = [
 
 
 class CompileError(Exception):
-    """Numba could not compile a generated kernel (the message says why)."""
+    """Numba does not support what a generated kernel asks of it (the message says why)."""
 
 
 class CacheWarning(UserWarning):
@@ -90,6 +90,21 @@ def _numba() -> Any:
 
         _NUMBA = numba
     return _NUMBA
+
+
+def _unsupported() -> tuple[type[Exception], ...]:
+    """Numba's errors that mean "Numba does not support this", not "the kernel is wrong".
+
+    ``TypingError`` (with its subclasses ``NumbaNotImplementedError``,
+    ``NumbaTypeError``, ...): no typing for these types or this call;
+    ``UnsupportedError``: a construct Numba refuses; ``LoweringError``: a
+    typed operation without machine code (a datetime conversion, a NumPy
+    function on a dtype). Anything else raised while building a kernel (a
+    ``SyntaxError`` or ``NameError`` in the generated text, Numba's
+    ``InternalError``, our own exceptions) is a bug and propagates.
+    """
+    errors = _numba().core.errors
+    return (errors.TypingError, errors.UnsupportedError, errors.LoweringError)
 
 
 def stats() -> dict[str, int]:
@@ -265,8 +280,18 @@ def _build(kernel: Kernel, key: str, text: str, cache_dir: str | None) -> Any:
     return fn
 
 
+def _reraise(error: Exception) -> NoReturn:
+    """``error`` as a :class:`CompileError` where Numba does not support the kernel; else as is."""
+    if isinstance(error, _unsupported()):
+        raise CompileError(f"{type(error).__name__}: {error}") from error
+    raise error
+
+
 def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
-    """The compiled ``kernel`` (a Numba dispatcher); :class:`CompileError` if Numba fails."""
+    """The compiled ``kernel`` (a Numba dispatcher).
+
+    :class:`CompileError` where Numba does not support it; any other error propagates.
+    """
     key = cache_key(kernel, options)
     with _LOCK:
         fn = _MEMORY.get(key)
@@ -282,7 +307,7 @@ def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
             fn = _build(kernel, key, text, cache_dir)
         except Exception as e:
             if not cached:
-                raise CompileError(f"{type(e).__name__}: {e}") from e
+                _reraise(e)
             # a damaged entry (Numba's index or code file): delete it, build it once more
             assert cache_dir is not None
             with _rebuild_lock(cache_dir):
@@ -290,7 +315,7 @@ def compile_kernel(kernel: Kernel, options: Options) -> Callable[..., Any]:
                 try:
                     fn = _build(kernel, key, text, cache_dir)
                 except Exception as again:
-                    raise CompileError(f"{type(again).__name__}: {again}") from again
+                    _reraise(again)
             warnings.warn(
                 CacheWarning(
                     f"cached kernel lazyarr_{key} could not be loaded "

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.elementwise import Elementwise
 from lazyarr.kernels.compile import Options, compile_kernel
@@ -41,9 +40,7 @@ MapFn = Callable[[Region, GetRegion], np.ndarray]
 PartialFn = Callable[[Region, GetRegion], Any]
 
 
-_EMITTED: OrderedDict[tuple, Kernel] = OrderedDict()
-_EMITTED_LOCK = threading.Lock()
-_EMITTED_SIZE = 512
+_EMITTED: LRU[Kernel] = LRU(512)
 
 
 Parts = Sequence[tuple[Sequence[Expr], Expr]]  # (body members, Reduce root) per reduction
@@ -62,20 +59,9 @@ def _emitted(
         tuple(e.key for e in input_exprs),
         None if parts is None else tuple((tuple(m.key for m in b), r.key) for b, r in parts),
     )
-    with _EMITTED_LOCK:
-        kernel = _EMITTED.get(key)
-        if kernel is not None:
-            _EMITTED.move_to_end(key)
-            return kernel
     if parts is None:
-        kernel = emit_map_joint(maps, input_exprs)
-    else:
-        kernel = emit_reduce_joint(parts, input_exprs)
-    with _EMITTED_LOCK:
-        _EMITTED[key] = kernel
-        while len(_EMITTED) > _EMITTED_SIZE:
-            _EMITTED.popitem(last=False)
-    return kernel
+        return _EMITTED.get_or_make(key, lambda: emit_map_joint(maps, input_exprs))
+    return _EMITTED.get_or_make(key, lambda: emit_reduce_joint(parts, input_exprs))
 
 
 def _flat(a: np.ndarray, writeable: bool = False) -> tuple[np.ndarray, int, tuple[int, ...]]:

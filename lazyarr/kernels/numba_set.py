@@ -10,21 +10,24 @@ reference kernels. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
-Only the errors that mean "cannot be compiled" (:class:`Unsupported`,
-:class:`CompileError`) fall back to NumPy, with one :class:`FallbackWarning`
-per distinct reason; any other error is a bug and propagates.
+Only the errors that mean "cannot be compiled" (:class:`Unsupported`: no
+emitter; :class:`CompileError`: Numba does not support what was emitted)
+fall back to NumPy, with one :class:`FallbackWarning` per distinct reason
+naming the stage's ops (none for the ops that are NumPy-only by design,
+``graph.ops.elementwise.NUMPY_ONLY``); any other error is a bug and
+propagates. The test configuration makes the warning an error.
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.ops.elementwise import NUMPY_ONLY
 from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
@@ -48,40 +51,26 @@ class FallbackWarning(UserWarning):
     """A stage runs with the NumPy kernels because its Numba kernel could not be built."""
 
 
-class _Memo:
-    """A small bounded, thread-safe memo (most recently used entries kept)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._data: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any, make: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-        value = make()
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-        return value
-
-
-_SUPPORT = _Memo(1 << 14)
+_SUPPORT: LRU[bool] = LRU(1 << 14)  # op key -> whether the emitters compile it
 _WARNED: set[str] = set()
 
 
-def _warn_once(reason: str) -> None:
+def _warn_once(reason: str, exprs: Sequence[Expr]) -> None:
+    """One :class:`FallbackWarning` per distinct ``reason``, naming the ops of ``exprs``."""
     if reason in _WARNED:
         return
     _WARNED.add(reason)
+    ops = ", ".join(dict.fromkeys(e.op.label() for e in exprs))
     warnings.warn(
-        f"numba executor: a stage runs with NumPy kernels instead ({reason})",
+        f"numba executor: a stage of {ops} runs with NumPy kernels instead ({reason})",
         FallbackWarning,
         stacklevel=4,
     )
+
+
+def _numpy_only(exprs: Sequence[Any]) -> bool:
+    """Whether one of ``exprs`` runs with NumPy by design (``graph.ops.elementwise.NUMPY_ONLY``)."""
+    return any(isinstance(m.op, Elementwise) and m.op.func in NUMPY_ONLY for m in exprs)
 
 
 def _all_elementwise(exprs: Sequence[Any]) -> bool:
@@ -110,12 +99,14 @@ class NumbaKernels:
         """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
         if not isinstance(expr.op, (Elementwise, Reduce)):
             return False
-        return _SUPPORT.get(expr.key, lambda: unsupported(expr) is None)
+        return _SUPPORT.get_or_make(expr.key, lambda: unsupported(expr) is None)
 
     def _fallback(self, stage: Any, error: Exception) -> None:
+        """Record why ``stage`` runs NumPy kernels; warn unless its op is NumPy-only by design."""
         reason = f"{type(error).__name__}: {error}"
         self.fallbacks[stage.name] = reason
-        _warn_once(reason)
+        if not (isinstance(error, Unsupported) and _numpy_only(stage.members)):
+            _warn_once(reason, stage.members)
 
     def _compiled(self, stage: Any, build: Callable[..., Any], *args: Any) -> Any | None:
         """``build(*args)``, the stage recorded as compiled; None, and why recorded, when it
@@ -145,7 +136,7 @@ class NumbaKernels:
             except CANNOT_COMPILE as e:
                 reason = f"{type(e).__name__}: {e}"
                 self.fallbacks[expr.key] = reason
-                _warn_once(reason)
+                _warn_once(reason, [expr])
         return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:

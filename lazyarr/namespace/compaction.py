@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import _array
-from lazyarr._array import LazyArray
+from lazyarr._array import LazyArray, serve
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace.creation import arange, zeros
 from lazyarr.namespace.deferred import Deferred, deferring
 from lazyarr.namespace.elementwise import where as where_
+from lazyarr.namespace.index_arithmetic import unravel_index
+from lazyarr.namespace.manipulation import moveaxis, stack
 from lazyarr.namespace.reductions import argmax
 from lazyarr.namespace.userfuncs import map_blocks
 
@@ -134,7 +135,7 @@ def boolean_index(x: LazyArray, mask: LazyArray) -> Deferred:
     return select_rows(x.reshape((-1, *rest)), mask.reshape((-1,)))
 
 
-_array._INDEXING["index"] = boolean_index
+serve("index")(boolean_index)
 
 
 def flatnonzero_of(a: LazyArray) -> Deferred:
@@ -154,15 +155,11 @@ def nonzero_of(a: LazyArray) -> tuple[LazyArray, ...]:
     flat = flatnonzero_of(a)
     if a.ndim == 1:
         return (flat,)
-    from lazyarr.namespace.extras_index import unravel_index
-
     return tuple(deferring(unravel_index)(flat, a.shape))
 
 
 def argwhere_of(a: LazyArray) -> LazyArray:
     """``(N, a.ndim)`` indices of ``a``'s non-zero values (NumPy's ``argwhere``)."""
-    from lazyarr.namespace.manipulation import stack
-
     if a.ndim == 0:  # NumPy: (1, 0) or (0, 0), as for a.reshape(1)
         return boolean_index(zeros((1, 0), dtype=np.intp), (a != 0).reshape((1,)))
     return deferring(stack)(list(nonzero_of(a)), axis=1)
@@ -175,8 +172,6 @@ def compress_along(condition: LazyArray, a: LazyArray, axis: int | None) -> Lazy
     may only be false beyond the axis (NumPy's ``IndexError`` otherwise, raised when
     the counts are computed).
     """
-    from lazyarr.namespace.manipulation import moveaxis
-
     if condition.ndim != 1:
         raise ValueError("condition must be a 1-d array")
     cond = condition.astype(bool) if condition.dtype != np.bool_ else condition

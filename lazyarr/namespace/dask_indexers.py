@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import _array
-from lazyarr._array import LazyArray, _concrete_index, wrap
+from lazyarr._array import LazyArray, _concrete_index, serve, wrap
 from lazyarr.graph.ops.blockselect import select_blocks
 from lazyarr.graph.ops.indexing import vindex
 from lazyarr.namespace.userfuncs import blockwise
@@ -92,5 +91,5 @@ class BlockIndexer:
         return [self[i] for i in itertools.product(*(range(n) for n in self.shape))]
 
 
-_array._INDEXING["vindex"] = PointIndexer
-_array._INDEXING["blocks"] = BlockIndexer
+serve("vindex")(PointIndexer)
+serve("blocks")(BlockIndexer)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, serve, wrap
 from lazyarr._convert import as_expr, dask_source, is_auto
 from lazyarr.graph.expr import Expr
 from lazyarr.io.readers import is_dask_array
@@ -49,6 +49,7 @@ class _Regions:
         return wrap(self.expr)[region].compute()
 
 
+@serve("to_dask")
 def to_dask(x: Any) -> Any:
     """A Dask array with the chunks of ``x``; each block is a lazyarr compute of its region."""
     import dask.array as da

@@ -538,9 +538,13 @@ _RESOLVING_FUNCTIONS = frozenset(
 )
 
 
-def defer_namespace(names: dict[str, Any], handled: dict[Any, Callable[..., Any]]) -> None:
-    """Make the namespace functions in ``names`` (a module's globals) and NumPy's
-    dispatch table ``handled`` record calls on deferred arrays."""
+def defer_namespace(
+    names: dict[str, Any], handled: dict[Any, Callable[..., Any]], served: dict[str, Any]
+) -> None:
+    """Make the namespace functions in ``names`` (a module's globals), NumPy's dispatch
+    table ``handled`` and the methods' table ``served`` (``_array.serve``: those named as
+    a namespace function, ``x.map_blocks`` as ``la.map_blocks``) record calls on deferred
+    arrays."""
     import types
 
     def wrapped(name: str, fn: Any) -> Any:
@@ -549,7 +553,11 @@ def defer_namespace(names: dict[str, Any], handled: dict[Any, Callable[..., Any]
             return fn
         return resolving(fn) if name in _RESOLVING_FUNCTIONS else deferring(fn)
 
+    exported = {}  # id of a namespace function -> its wrapped version, as exported
     for name, fn in list(names.items()):
-        names[name] = wrapped(name, fn)
+        names[name] = exported[id(fn)] = wrapped(name, fn)
     for key, fn in list(handled.items()):
         handled[key] = wrapped(getattr(fn, "__name__", ""), fn)
+    for name, fn in list(served.items()):
+        if name in names:
+            served[name] = exported.get(id(fn), fn)

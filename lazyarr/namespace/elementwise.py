@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr._convert import as_expr, as_operand
 from lazyarr.graph.ops import elementwise as _ew
 from lazyarr.graph.ops.elementwise import ELEMENTWISE_FUNCS
@@ -69,10 +69,8 @@ power = pow
 @implements("where")
 def where(condition: Any, x1: Any = None, x2: Any = None, /) -> LazyArray:
     """Elements of ``x1`` where ``condition`` holds, else of ``x2``."""
-    if x1 is None and x2 is None:
-        from lazyarr.namespace.searching import nonzero
-
-        return nonzero(condition)
+    if x1 is None and x2 is None:  # NumPy: condition.nonzero() (namespace/searching.py)
+        return lazy(condition).nonzero()
     if x1 is None or x2 is None:
         raise ValueError("either both or neither of x and y should be given")
     return wrap(_ew("where", as_expr(condition), as_operand(x1), as_operand(x2)))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, serve, wrap
 from lazyarr._convert import as_expr, chunk_limit, chunks_for, is_auto
 from lazyarr.graph.chunks import aligned_chunks, regular_chunks
 from lazyarr.graph.expr import Expr
@@ -130,6 +130,7 @@ def _offset(region: Any, target_shape: tuple[int, ...], shape: tuple[int, ...]) 
     return tuple(starts)
 
 
+@serve("store")
 def store(
     sources: Any,
     targets: Any,
@@ -283,6 +284,7 @@ def _scratch_array(path: str, x: Expr) -> Any:
     return zarr.create_array(path, shape=x.shape, dtype=x.dtype, chunks=chunks, compressors=None)
 
 
+@serve("to_zarr")
 def to_zarr(
     x: Any,
     url: Any,

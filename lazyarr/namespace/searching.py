@@ -23,13 +23,6 @@ from lazyarr.namespace.userfuncs import blockwise
 __all__ = ["argwhere", "flatnonzero", "nonzero", "searchsorted"]
 
 
-def computed(x: Any) -> np.ndarray:
-    """The values of ``x`` as a NumPy array (a lazy array is computed now)."""
-    if isinstance(x, LazyArray):
-        return x.compute()
-    return np.asarray(x)
-
-
 @implements("nonzero")
 def nonzero(x: Any, /) -> tuple[LazyArray, ...]:
     """Indices of the non-zero elements, one array per axis (lazy).

@@ -31,11 +31,12 @@ from lazyarr.graph.ops import sorting as _sorting
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace._register import implements
 from lazyarr.namespace.compaction import select_rows_together
+from lazyarr.namespace.composing import computed
 from lazyarr.namespace.creation import arange, asarray, ones, zeros
 from lazyarr.namespace.deferred import deferring
 from lazyarr.namespace.indexing import take_along_axis
 from lazyarr.namespace.manipulation import concat
-from lazyarr.namespace.searching import against_each_block, computed
+from lazyarr.namespace.searching import against_each_block
 from lazyarr.namespace.sorting import argsort, sort
 from lazyarr.namespace.statistics import cumsum, diff
 

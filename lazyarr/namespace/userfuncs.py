@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, serve, wrap
 from lazyarr._convert import as_expr
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import elementwise
@@ -97,6 +97,7 @@ def _as_list(v: Any) -> list[int]:
     return [int(i) for i in v]
 
 
+@serve("map_blocks")
 def map_blocks(
     func: Callable[..., Any],
     *args: Any,
@@ -274,6 +275,7 @@ def blockwise(
 # ----------------------------------------------------------------- map_overlap
 
 
+@serve("map_overlap")
 def map_overlap(
     func: Callable[..., Any],
     *args: Any,

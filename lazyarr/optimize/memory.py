@@ -23,6 +23,7 @@ import dataclasses
 import math
 
 import numpy as np
+from dask.utils import format_bytes
 
 from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
 from lazyarr.graph.expr import Expr, Region
@@ -172,11 +173,7 @@ class MemoryEstimate:
 
 
 def _fmt(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
+    return format_bytes(int(n))  # lazyarr's one byte formatter: dask's binary units
 
 
 def _elsewhere(stage: Stage) -> bool:

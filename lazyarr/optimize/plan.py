@@ -152,6 +152,10 @@ class Plan:
     """The worker addresses ``Stage.worker`` numbers refer to (``place``; empty: unplaced)."""
     hosts: tuple[str, ...] = ()
     """The host of each of ``workers`` (same order)."""
+    memory_limit: int | None = None
+    """The bytes one process or worker may hold that the plan was made for
+    (``PassContext.memory_limit``, recorded by ``optimize``): executors bound their work by
+    it instead of reading the setting again."""
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     """Stage name -> what the user called the arrays it computes (pictures; see ``with_labels``)."""
 
@@ -242,6 +246,7 @@ class Plan:
             "siblings": [list(g) for g in self.siblings],
             "workers": list(self.workers),
             "hosts": list(self.hosts),
+            "memory_limit": self.memory_limit,
             "labels": self.labels,
             "stages": [
                 {
@@ -307,5 +312,6 @@ class Plan:
             siblings=tuple(tuple(g) for g in doc.get("siblings", ())),
             workers=tuple(doc.get("workers", ())),
             hosts=tuple(doc.get("hosts", ())),
+            memory_limit=doc.get("memory_limit"),
             labels=dict(doc.get("labels", {})),
         )

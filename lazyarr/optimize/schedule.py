@@ -26,29 +26,12 @@ workers; 1.15-1.36x with these facts).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from lazyarr.optimize.plan import Stage
-from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+from lazyarr.optimize.tasks import Schedule, Task, TaskGraph, TaskKind
 
 __all__ = ["Schedule", "schedule"]
-
-
-@dataclasses.dataclass
-class Schedule:
-    """Order facts per task id (see the module docstring); empty when nothing asks for order."""
-
-    priority: dict[int, int] = dataclasses.field(default_factory=dict)
-    barriers: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
-    waits: dict[int, int] = dataclasses.field(default_factory=dict)
-    """Task id -> index in ``barriers`` of the tasks it waits for."""
-    after: dict[int, int] = dataclasses.field(default_factory=dict)
-    """Task id -> the task (same worker) that must finish before it starts."""
-
-    def priority_of(self, tid: int) -> int:
-        return self.priority.get(tid, 0)
 
 
 def schedule(graph: TaskGraph) -> Schedule:
@@ -61,14 +44,14 @@ def schedule(graph: TaskGraph) -> Schedule:
     }
     if not ordered:
         return out
+    priorities = {si: _Priorities(graph.stages[si]) for si in ordered}
     barrier_of: dict[int, int] = {}
     last_final: dict[tuple[int, int], int] = {}
     for tid, task in enumerate(graph.tasks):
         if task.stage not in ordered:
             continue
-        stage = graph.stages[task.stage]
-        op = stage.expr.op
-        out.priority[tid] = _priority(stage, task)
+        op = graph.stages[task.stage].expr.op
+        out.priority[tid] = priorities[task.stage].of(task)
         if task.kind == TaskKind.PARTIAL and op.partials_wait_for is not None:
             b = barrier_of.get(task.stage)
             if b is None:
@@ -83,15 +66,21 @@ def schedule(graph: TaskGraph) -> Schedule:
     return out
 
 
-def _priority(stage: Stage, task: Task) -> int:
+class _Priorities:
     """Partials first, the ``k``-th of every body block before the next ``k``; then steps and
-    finalizes block by block in C order."""
-    numblocks = tuple(len(c) for c in stage.expr.chunks)
-    blocks = int(np.prod(numblocks))
-    if task.kind == TaskKind.PARTIAL:
-        body = stage.expr.op.body_chunks(stage.expr)
-        return blocks + int(np.prod([len(body[a]) for a in stage.expr.op.axes])) - task.part
-    return blocks - int(np.ravel_multi_index(task.index, numblocks))
+    finalizes block by block in C order (the stage's grid counted once, not per task)."""
+
+    def __init__(self, stage: Stage) -> None:
+        expr = stage.expr
+        self.numblocks = tuple(len(c) for c in expr.chunks)
+        self.blocks = int(np.prod(self.numblocks))
+        body = expr.op.body_chunks(expr)
+        self.parts = int(np.prod([len(body[a]) for a in expr.op.axes]))
+
+    def of(self, task: Task) -> int:
+        if task.kind == TaskKind.PARTIAL:
+            return self.blocks + self.parts - task.part
+        return self.blocks - int(np.ravel_multi_index(task.index, self.numblocks))
 
 
 def _input_tasks(graph: TaskGraph, si: int, position: int) -> tuple[int, ...]:

@@ -15,17 +15,25 @@ import dataclasses
 import enum
 import functools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lazyarr.graph.expr import Region
 from lazyarr.optimize.plan import Plan, Stage
 
-if TYPE_CHECKING:
-    from lazyarr.optimize.schedule import Schedule
-
-__all__ = ["Task", "TaskGraph", "TaskKind"]
+__all__ = [
+    "BLOCK",
+    "COMBINE",
+    "FINALIZE",
+    "JOINT",
+    "PARTIAL",
+    "PRODUCT",
+    "SOURCE",
+    "Schedule",
+    "Task",
+    "TaskGraph",
+    "TaskKind",
+]
 
 
 class TaskKind(enum.IntEnum):
@@ -45,6 +53,17 @@ class TaskKind(enum.IntEnum):
     """One or more partial states (products) combined, as the block (a reduction finalized)."""
     JOINT = 6
     """One block (map) or one body block's partials (reduce) of several sibling stages."""
+
+
+# The kinds as module names too: executors' per-task paths compare them without looking
+# them up on the enum class each time (``from lazyarr.optimize.tasks import PARTIAL``).
+SOURCE = TaskKind.SOURCE
+BLOCK = TaskKind.BLOCK
+PARTIAL = TaskKind.PARTIAL
+PRODUCT = TaskKind.PRODUCT
+COMBINE = TaskKind.COMBINE
+FINALIZE = TaskKind.FINALIZE
+JOINT = TaskKind.JOINT
 
 
 class Task:
@@ -119,6 +138,22 @@ class Task:
             f"Task({self.kind.name}, stage {self.stage}, block {self.index}{part}, "
             f"{len(self.deps)} deps, worker {self.worker})"
         )
+
+
+@dataclasses.dataclass
+class Schedule:
+    """Order facts per task id (made by :mod:`lazyarr.optimize.schedule`, which says what
+    each means); empty when nothing asks for order."""
+
+    priority: dict[int, int] = dataclasses.field(default_factory=dict)
+    barriers: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    waits: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> index in ``barriers`` of the tasks it waits for."""
+    after: dict[int, int] = dataclasses.field(default_factory=dict)
+    """Task id -> the task (same worker) that must finish before it starts."""
+
+    def priority_of(self, tid: int) -> int:
+        return self.priority.get(tid, 0)
 
 
 @dataclasses.dataclass

@@ -15,17 +15,9 @@ from typing import Any
 from lazyarr.graph import build
 from lazyarr.graph.expr import Expr
 from lazyarr.viz.chunkgrid import chunk_grid_svg
+from lazyarr.viz.facts import fmt_bytes
 
-__all__ = ["array_repr", "array_repr_html", "format_bytes", "side_by_side"]
-
-
-def format_bytes(n: float) -> str:
-    """``1234567`` -> ``"1.23 MB"`` (decimal units)."""
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1000
-    return f"{n} B"  # pragma: no cover
+__all__ = ["array_repr", "array_repr_html", "side_by_side"]
 
 
 def _summary(e: Expr) -> dict[str, Any]:
@@ -36,7 +28,7 @@ def _summary(e: Expr) -> dict[str, Any]:
         "chunksize": tuple(max(c) for c in e.chunks),
         "blocks": math.prod(e.numblocks),
         "ops": build([e]).number_of_nodes(),
-        "nbytes": format_bytes(e.nbytes),
+        "nbytes": fmt_bytes(e.nbytes),
     }
 
 
@@ -52,7 +44,7 @@ def array_repr(e: Expr) -> str:
 def array_repr_html(e: Expr) -> str:
     """The notebook repr: a table of array and block facts beside the block-grid picture."""
     s = _summary(e)
-    chunk_bytes = format_bytes(math.prod(s["chunksize"]) * e.dtype.itemsize)
+    chunk_bytes = fmt_bytes(math.prod(s["chunksize"]) * e.dtype.itemsize)
     rows = [
         ("Shape", f"{s['shape']}", f"{s['chunksize']}"),
         ("Bytes", s["nbytes"], chunk_bytes),

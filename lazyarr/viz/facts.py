@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from dask.utils import format_bytes
 
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.expr import Expr
@@ -37,15 +38,9 @@ __all__ = [
 
 
 def fmt_bytes(n: float | None) -> str:
-    """``1234567`` -> ``"1.2 MB"`` (decimal units, as in the array repr)."""
-    if n is None:
-        return "-"
-    n = float(n)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} PB"  # pragma: no cover
+    """``1234567`` -> ``"1.18 MiB"`` (dask's binary units, as every message of lazyarr);
+    ``"-"`` for None."""
+    return "-" if n is None else format_bytes(int(n))
 
 
 def fmt_count(n: float | None) -> str:

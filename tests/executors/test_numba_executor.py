@@ -196,6 +196,34 @@ def test_stages_without_an_emitter_fall_back_with_one_warning():
     assert kernels.fallbacks and "sinc" in next(iter(kernels.fallbacks.values()))
 
 
+def test_numpy_only_ops_run_with_numpy_without_a_warning():
+    """``raise_where`` (a check lazyarr runs with NumPy by design) has no emitter: its stage
+    runs NumPy's kernel, recorded but not warned about; its error still comes."""
+    from lazyarr.namespace.composing import raise_where
+
+    a = np.arange(10.0)
+    x = la.asarray(a, chunks=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = raise_where(x * 2, x > 100, ValueError, "too big").compute(executor="numba")
+        np.testing.assert_array_equal(got, a * 2)
+        with pytest.raises(ValueError, match="too big"):
+            raise_where(x, x > 5, ValueError, "too big").compute(executor="numba")
+    kernels = registry.get("numba").last_kernels
+    assert any("raise_where" in why for why in kernels.fallbacks.values())
+
+
+def test_an_emitter_bug_is_not_a_fallback(monkeypatch):
+    """An error that is not Numba's refusal propagates instead of running NumPy kernels."""
+
+    def broken(*args, **kwargs):
+        raise KeyError("an emitter bug")
+
+    monkeypatch.setattr(numba_set, "map_function", broken)
+    with pytest.raises(KeyError, match="an emitter bug"):
+        (la.asarray(np.arange(10.0), chunks=3) * 3 + 1).compute(executor="numba")
+
+
 def test_a_numba_error_falls_back_to_numpy(monkeypatch):
     numba_set._WARNED.clear()
 

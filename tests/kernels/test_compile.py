@@ -78,6 +78,17 @@ def test_numba_errors_become_compile_errors():
         kc.compile_kernel(kernel, kc.Options(None))
 
 
+def test_errors_that_are_not_numbas_refusal_propagate(tmp_path):
+    """Only Numba's "not supported" errors become CompileError (and a NumPy fallback): a
+    kernel whose text is broken is an emitter bug and raises as itself, disk cache or not."""
+    source = "@njit(nogil=True)\ndef kernel(out, meta):\n    out[0] = (\n    return 0\n"
+    kernel = Kernel(source, (Arg("out", "float64"), Arg("meta", "int64", 2)), 0)
+    for cache_dir in (None, str(tmp_path / "cache")):
+        kc.clear_memory_cache()
+        with pytest.raises(SyntaxError):
+            kc.compile_kernel(kernel, kc.Options(cache_dir))
+
+
 CHILD = """
 import json, sys
 import numpy as np

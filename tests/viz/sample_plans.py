@@ -2,11 +2,11 @@
 
 The plan ``sample_plan`` builds, drawn::
 
-    src  ones (1000, 200) f8, chunks (250, 200): 4 blocks, 1.6 MB
-     |  1.6 MB
+    src  ones (1000, 200) f8, chunks (250, 200): 4 blocks, 1.53 MiB
+     |  1.53 MiB
     fmap fused map: add -> multiply -> sqrt (same grid)
-     |  1.6 MB
-    total reduce sum(axis=0) -> (200,) f8, 1.6 kB      [output]
+     |  1.53 MiB
+    total reduce sum(axis=0) -> (200,) f8, 1.56 kiB      [output]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def sample_plan(placed: bool = False) -> Plan:
                 "net_out": [800, 0],
                 "bytes_in": [0, 800],
             },
-            "summary": "predicted 800 B moved between workers; max load 3.2 MB on w0",
+            "summary": "predicted 800 B moved between workers; max load 3.05 MiB on w0",
             "stages": {"total": "partials paired on their holders; final block on w1"},
         }
     return plan

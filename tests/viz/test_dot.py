@@ -50,16 +50,16 @@ def test_one_box_per_stage_with_fused_ops_in_order(plan):
     assert lines[0] == "fmap"
     assert "fused map, 3 ops" in lines[1]
     assert lines[2:5] == ["add", "multiply", "sqrt"]
-    assert "4 (4x1) blocks, 1.6 MB" in lines
+    assert "4 (4x1) blocks, 1.53 MiB" in lines
     total = label_of(nodes["total"])
-    assert "sum" in total and "1 (1) blocks, 1.6 kB" in total
+    assert "sum" in total and "1 (1) blocks, 1.56 kiB" in total
 
 
 def test_edges_carry_the_bytes_they_move(plan):
     edges = edge_lines(to_dot(plan))
     assert set(edges) == {("src", "fmap"), ("fmap", "total")}
-    assert 'label="1.6 MB"' in edges[("src", "fmap")]
-    assert 'label="1.6 MB"' in edges[("fmap", "total")]
+    assert 'label="1.53 MiB"' in edges[("src", "fmap")]
+    assert 'label="1.53 MiB"' in edges[("fmap", "total")]
 
 
 def test_colour_by_kind_and_output_marked(plan):
@@ -77,11 +77,11 @@ def test_tooltips_hold_shape_chunks_blocks_bytes_flops(plan):
     assert "shape: (1000, 200) float64" in facts
     assert "chunks: (250, 200)" in facts
     assert "blocks: 4 (4x1)" in facts
-    assert "bytes: out 1.6 MB, in 1.6 MB, block 400.0 kB" in facts
+    assert "bytes: out 1.53 MiB, in 1.53 MiB, block 390.62 kiB" in facts
     assert "ops: add -> multiply -> sqrt" in facts
     # add + multiply (cheap) and sqrt (medium) over 200k elements each
     assert any(f.startswith("est flops: ") and f.endswith(" M") for f in facts)
-    assert "est peak memory per block: 1.6 MB" in facts
+    assert "est peak memory per block: 1.53 MiB" in facts
 
 
 def test_red_mark_only_where_the_peak_exceeds_the_memory_limit(plan):
@@ -92,7 +92,7 @@ def test_red_mark_only_where_the_peak_exceeds_the_memory_limit(plan):
     limit = 1_000_000
     nodes = node_lines(to_dot(plan, memory_limit=limit))
     assert f'color="{OVER_LIMIT}"' in nodes["fmap"] and "penwidth=3" in nodes["fmap"]
-    assert "! peak 1.6 MB > limit 1.0 MB" in label_of(nodes["fmap"])
+    assert "! peak 1.53 MiB > limit 0.95 MiB" in label_of(nodes["fmap"])
     for name in ("src", "total"):
         assert OVER_LIMIT not in nodes[name]
     assert OVER_LIMIT not in to_dot(plan)  # no limit, no red

@@ -70,7 +70,7 @@ def test_own_svg_marks_limit_outputs_and_tooltips(plan):
     }
     assert "chunks: (250, 200)" in svg and "est flops:" in svg
     assert ">add</text>" in svg and ">sqrt</text>" in svg
-    assert ">1.6 MB</text>" in svg  # edge label
+    assert ">1.53 MiB</text>" in svg  # edge label
 
 
 def test_html_report_is_self_contained(placed_plan):
@@ -113,7 +113,7 @@ def test_worker_rows_and_bars(placed_plan):
     mem = {k: v for k, v in bars.items() if " memory " in k}
     assert len(mem) == 4  # planned and measured for two workers
     widest = max(mem, key=mem.get)
-    assert widest.startswith("w0") and "measured" in widest  # 4.1 MB is the top value
+    assert widest.startswith("w0") and "measured" in widest  # 3.91 MiB is the top value
     assert workers_svg([]) == ""
 
 

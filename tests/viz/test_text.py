@@ -32,10 +32,10 @@ def test_stages_in_run_order_with_fused_ops_and_bytes(plan):
     assert "(map, fused 3 ops)" in fmap
     assert "ops       add -> multiply -> sqrt" in fmap
     assert "grid      4 (4x1) blocks of (250, 200), shape (1000, 200) float64" in fmap
-    assert "reads     src (1.6 MB)" in fmap
-    assert "in 1.6 MB, out 1.6 MB, est peak/block 1.6 MB" in fmap
+    assert "reads     src (1.53 MiB)" in fmap
+    assert "in 1.53 MiB, out 1.53 MiB, est peak/block 1.53 MiB" in fmap
     total = section(text, "total")
-    assert "[output]" in total and "out 1.6 kB" in total
+    assert "[output]" in total and "out 1.56 kiB" in total
 
 
 def test_history_says_which_passes_changed_what(plan):
@@ -55,7 +55,7 @@ def test_why_each_node_was_or_was_not_fused(plan):
 
 def test_memory_limit_flags_the_stage(plan):
     text = explain_text(plan, memory_limit=1_000_000)
-    assert "memory limit: 1.0 MB" in text
+    assert "memory limit: 0.95 MiB" in text
     assert "! 1 stage(s) may exceed the memory limit: fmap" in text
     assert "OVER memory limit" in section(text, "fmap")
     assert "OVER" not in section(text, "src")
@@ -64,16 +64,17 @@ def test_memory_limit_flags_the_stage(plan):
 def test_placement_summary_reasons_and_worker_loads(placed_plan):
     text = explain_text(placed_plan, executor="dask")
     fmap, total = section(text, "fmap"), section(text, "total")
-    assert "placed    w0: 2 blocks, 800.0 kB (+0 B in); w1: 2 blocks, 800.0 kB (+0 B in)" in fmap
+    half = "2 blocks, 781.25 kiB (+0 B in)"
+    assert f"placed    w0: {half}; w1: {half}" in fmap
     assert "strategy  owner" in fmap
-    assert "placed    w1: 1 blocks, 1.6 kB (+800 B in)" in total and "strategy  tree" in total
+    assert "placed    w1: 1 blocks, 1.56 kiB (+800 B in)" in total and "strategy  tree" in total
     assert "why place partials paired on their holders" in total
     assert "predicted 800 B moved between workers" in text
     assert "total_bytes: 800 B" in text and "total_moves: 1" in text
     assert "hosts" not in text.split("Placement")[1].split("Workers")[0]  # lists are not dumped
     workers = text.split("Workers (planned)")[1]
-    assert re.search(r"w0 127\.0\.0\.1:4001 .*memory 3\.2 MB; network in 0 B", workers)
-    assert re.search(r"w1 127\.0\.0\.1:4002 .*memory 1\.7 MB; network in 800 B", workers)
+    assert re.search(r"w0 127\.0\.0\.1:4001 .*memory 3\.05 MiB; network in 0 B", workers)
+    assert re.search(r"w1 127\.0\.0\.1:4002 .*memory 1\.62 MiB; network in 800 B", workers)
 
 
 def test_measured_numbers_beside_predictions(placed_plan):
@@ -82,13 +83,13 @@ def test_measured_numbers_beside_predictions(placed_plan):
     assert "measured  123.0 ms" in section(text, "fmap")
     workers = text.split("Workers (planned | measured)")[1]
     # planned | measured, per worker
-    assert re.search(r"4001 .*memory 3\.2 MB \| 4\.1 MB; network in 0 B \| 0 B", workers)
-    assert re.search(r"4002 .*network in 800 B \| 1\.6 kB.*5 tasks run", workers)
+    assert re.search(r"4001 .*memory 3\.05 MiB \| 3\.91 MiB; network in 0 B \| 0 B", workers)
+    assert re.search(r"4002 .*network in 800 B \| 1\.56 kiB.*5 tasks run", workers)
 
 
 def test_unplanned_workers_still_show_measurements(plan):
     text = explain_text(plan, "dask", measured=measured_from(sample_stats()))
-    assert "127.0.0.1:4001" in text and "| 4.1 MB" in text
+    assert "127.0.0.1:4001" in text and "| 3.91 MiB" in text
 
 
 def test_explain_of_arrays_uses_the_pipeline():

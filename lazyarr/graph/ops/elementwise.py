@@ -18,7 +18,7 @@ from lazyarr.graph.expr import Expr, MapOp, Region
 from lazyarr.graph.ops._common import broadcast_shape, is_scalar, probe
 from lazyarr.graph.token import HOLE, Hole
 
-__all__ = ["ELEMENTWISE_FUNCS", "Elementwise", "elementwise", "register_elementwise"]
+__all__ = ["ELEMENTWISE_FUNCS", "NUMPY_ONLY", "Elementwise", "elementwise", "register_elementwise"]
 
 
 def _astype(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -68,9 +68,17 @@ ELEMENTWISE_FUNCS.update(
 )
 
 
+NUMPY_ONLY: set[str] = set()
+"""Elementwise functions that run with NumPy by design: lazyarr's own helpers registered by
+name (a check that raises from the values, a clamp of histogram edges). Compiled kernel sets
+keep them out of their groups and run them with NumPy without warning."""
+
+
 def register_elementwise(name: str, func: Callable[..., Any]) -> None:
-    """Make a NumPy-compatible elementwise function available by name."""
+    """Make a NumPy-compatible elementwise function available by name (NumPy-only: it has
+    no compiled emitter, see :data:`NUMPY_ONLY`)."""
     ELEMENTWISE_FUNCS[name] = func
+    NUMPY_ONLY.add(name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,6 +39,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from dask.utils import format_bytes
+
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.creation import FromArray, Generated
@@ -199,7 +201,7 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
                     out[name] = coarse_chunks(e.chunks, e.dtype.itemsize, small)
                 return out
 
-            why = f"(blocks under {describe_bytes(small)} merged)"
+            why = f"(blocks under {format_bytes(int(small))} merged)"
             plan = _rechunk(plan, todo, merged, notes, why)
     n = ctx.n_workers
     todo = _candidates(plan, ctx.reblock_min_bytes) if n > 1 else []
@@ -224,12 +226,3 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
     out = plan.with_stages(dict(plan.stages))
     out.notes["reblock"] = dict(sorted(notes.items()))
     return out
-
-
-def describe_bytes(n: int) -> str:
-    """``1048576`` -> ``"1 MiB"``."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:g} {unit}"
-        n /= 1024
-    return f"{n:g} GiB"  # pragma: no cover

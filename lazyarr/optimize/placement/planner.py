@@ -34,6 +34,7 @@ import dataclasses
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+from dask.utils import format_bytes
 
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import ClusterSim, SimOp
@@ -146,14 +147,6 @@ def combine_schedule(
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"  # pragma: no cover
 
 
 class Planner:
@@ -284,7 +277,7 @@ class Planner:
             worker[idx] = w
             off += w != owner
         moves = self.sim.moves - start
-        total = _fmt_bytes(float(est.sum()))
+        total = format_bytes(int(est.sum()))
         if owner_only:
             strategy = "owner-computes"
             why = (
@@ -348,7 +341,7 @@ class Planner:
             worker[idx] = owner
             est[idx] = moved
         moves = sim.moves - start
-        total = _fmt_bytes(float(est.sum()))
+        total = format_bytes(int(est.sum()))
         kind, what = ("tree reduce", "partials") if reduce else ("tree", "partial products")
         why = (
             f"{kind}: {_count(stage.nblocks, 'block')} x {nparts} {what}, "

@@ -1,12 +1,8 @@
-"""Binning, index arithmetic and multi-key sorts, composed from existing lazy ops.
+"""Binning: ``digitize``, ``bincount``, ``histogram``, composed from existing lazy ops.
 
-* ``digitize`` is a lazy ``searchsorted``; ``bincount`` and ``histogram``
-  find each value's bin the same way and add the bins up with a reduction
-  (:func:`count_bins`).
-* ``unravel_index``/``ravel_multi_index`` are integer arithmetic on the
-  index arrays; out-of-range indices raise when the result is computed.
-* ``lexsort`` is repeated stable argsorts; ``partition``/``argpartition``
-  fully sort (which satisfies their contract).
+``digitize`` is a lazy ``searchsorted``; ``bincount`` and ``histogram``
+find each value's bin the same way and add the bins up with a reduction
+(:func:`count_bins`).
 
 Where NumPy's result *shape* depends on the values, the result is deferred
 (``bincount`` needs ``max(x)``) or those values are computed when the
@@ -23,36 +19,27 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr._convert import chunk_limit
+from lazyarr.graph.ops import elementwise
 from lazyarr.graph.ops import indexing as ix
-from lazyarr.graph.ops._common import normalize_axis
-from lazyarr.graph.ops.elementwise import elementwise, register_elementwise
+from lazyarr.graph.ops.elementwise import register_elementwise
 from lazyarr.namespace._register import implements
+from lazyarr.namespace.composing import computed, concat, raise_where
 from lazyarr.namespace.compute import compute
 from lazyarr.namespace.creation import arange, asarray, full, zeros
 from lazyarr.namespace.deferred import Deferred
 from lazyarr.namespace.elementwise import where
-from lazyarr.namespace.extras_stats import concat, lazy, raise_where, take
 from lazyarr.namespace.reductions import any as any_
 from lazyarr.namespace.reductions import max as amax
 from lazyarr.namespace.reductions import min as amin
 from lazyarr.namespace.reductions import sum as sum_
-from lazyarr.namespace.searching import computed, searchsorted
+from lazyarr.namespace.searching import searchsorted
 from lazyarr.namespace.sorting import argsort, sort
 from lazyarr.namespace.statistics import cumsum, diff
 
-__all__ = [
-    "argpartition",
-    "bincount",
-    "digitize",
-    "histogram",
-    "histogram_bin_edges",
-    "lexsort",
-    "partition",
-    "ravel_multi_index",
-    "unravel_index",
-]
+__all__ = ["bincount", "digitize", "histogram", "histogram_bin_edges"]
+
 
 # Up to this many bins, counts are a one-hot comparison summed over the data
 # (parallel over blocks); above it, a sort and ``searchsorted`` (one block).
@@ -318,161 +305,3 @@ def histogram(
         db = diff(lazy(edges)).astype(np.float64)
         counts = counts / db / sum_(counts)
     return counts, asarray(edges)
-
-
-# -- index arithmetic -------------------------------------------------------------------------
-
-
-def _dims(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(operator.index(d) for d in shape)
-
-
-def _strides(dims: tuple[int, ...], order: str) -> list[int]:
-    if order not in ("C", "F"):
-        raise ValueError("only 'C' or 'F' order is permitted")
-    sizes = list(dims) if order == "C" else list(dims[::-1])
-    strides = [int(np.prod(sizes[k + 1 :], dtype=np.int64)) for k in range(len(sizes))]
-    return strides if order == "C" else strides[::-1]
-
-
-@implements("unravel_index")
-def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[LazyArray, ...]:
-    """Coordinate arrays for flat ``indices`` into an array of ``shape``.
-
-    An index out of bounds raises ``ValueError`` when the result is computed.
-    """
-    ie = lazy(indices)
-    if ie.dtype.kind not in "iub":
-        raise TypeError("only int indices permitted")
-    dims = _dims(shape)
-    if any(d < 0 for d in dims):
-        raise ValueError("dimensions must be non-negative")
-    strides = _strides(dims, order)
-    size = int(np.prod(dims, dtype=np.int64))
-    idx = ie.astype(np.intp)
-    idx = raise_where(
-        idx,
-        (idx < 0) | (idx >= size),
-        ValueError,
-        f"index out of bounds for array with size {size}",
-    )
-    return tuple((idx // max(s, 1)) % max(d, 1) for s, d in zip(strides, dims))
-
-
-@implements("ravel_multi_index")
-def ravel_multi_index(
-    multi_index: Any, dims: Any, mode: Any = "raise", order: str = "C"
-) -> LazyArray:
-    """Flat indices of the coordinate arrays ``multi_index`` into an array of ``dims``.
-
-    With ``mode='raise'`` an out-of-range coordinate raises ``ValueError``
-    when the result is computed.
-    """
-    dims = _dims(dims)
-    coords = [lazy(i) for i in multi_index]
-    if len(coords) != len(dims):
-        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    for c in coords:
-        if c.dtype.kind not in "iu":
-            raise TypeError("only int indices permitted")
-    modes = tuple(mode) if isinstance(mode, (tuple, list)) else (mode,) * len(dims)
-    for md in modes:
-        if md not in ("raise", "wrap", "clip"):
-            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {md!r})")
-    strides = _strides(dims, order)
-    np.broadcast_shapes(*(c.shape for c in coords))
-    total: Any = None
-    bad: Any = None
-    for c, d, s, md in zip(coords, dims, strides, modes):
-        i = c.astype(np.intp)
-        if md == "wrap":
-            i = i % max(d, 1)
-        elif md == "clip":
-            i = np.clip(i, 0, max(d - 1, 0))
-        else:
-            out = (i < 0) | (i >= d)
-            bad = out if bad is None else bad | out
-        total = i * s if total is None else total + i * s
-    if total is None:
-        return asarray(np.intp(0))
-    if bad is not None:
-        total = raise_where(total, bad, ValueError, "invalid entry in coordinates array")
-    return total
-
-
-# -- lexsort / partition ----------------------------------------------------------------------
-
-
-@implements("lexsort")
-def lexsort(keys: Any, axis: int = -1) -> LazyArray:
-    """Indices sorting by several keys, the last key primary (repeated stable argsorts)."""
-    if isinstance(keys, (LazyArray, np.ndarray)):
-        k = lazy(keys)
-        if k.ndim == 0:
-            raise TypeError("need sequence of keys with len > 0 in lexsort")
-        key_list = [take(k, i, 0) for i in range(k.shape[0])]
-    else:
-        key_list = [lazy(k) for k in keys]
-    if not key_list:
-        raise TypeError("need sequence of keys with len > 0 in lexsort")
-    if any(k.shape != key_list[0].shape for k in key_list):
-        raise ValueError("all keys need to be the same shape")
-    first = key_list[0]
-    if first.ndim == 0:
-        return asarray(np.intp(0))
-    ax = normalize_axis(axis, first.ndim, "lexsort")
-    order = argsort(first, axis=ax, stable=True)
-    for key in key_list[1:]:
-        keyed = wrap(ix.take_along_axis(key._expr, order._expr, ax))
-        step = argsort(keyed, axis=ax, stable=True)
-        order = wrap(ix.take_along_axis(order._expr, step._expr, ax))
-    return order
-
-
-def _kth(kth: Any, n: int) -> None:
-    k = np.asarray(kth)
-    if k.dtype == np.bool_:
-        raise ValueError("Booleans unacceptable as partition index")
-    if k.dtype.kind not in "iu":
-        raise TypeError("Partition index must be integer")
-    if k.ndim > 1:
-        raise ValueError("kth array must have dimension <= 1")
-    for v in k.reshape(-1):
-        v = int(v) + n if v < 0 else int(v)
-        if not 0 <= v < n:
-            raise ValueError(f"kth(={v}) out of bounds ({n})")
-
-
-def _partition(a: Any, kth: Any, axis: Any, kind: str, order: Any, arg: bool) -> LazyArray:
-    if order is not None:
-        raise ValueError("Cannot specify order when the array has no fields.")
-    if kind != "introselect":
-        raise ValueError(f"Unknown selection algorithm {kind!r}")
-    x = lazy(a)
-    if axis is None:
-        x, axis = x.reshape(-1), -1
-    ax = normalize_axis(axis, x.ndim, "argpartition" if arg else "partition")
-    _kth(kth, x.shape[ax])
-    return argsort(x, axis=ax, stable=True) if arg else sort(x, axis=ax)
-
-
-@implements("partition")
-def partition(
-    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
-) -> LazyArray:
-    """``a`` partitioned around ``kth``: lazyarr fully sorts, which satisfies the contract.
-
-    Elements away from the ``kth`` positions may be ordered differently
-    from NumPy's (NumPy leaves their order unspecified).
-    """
-    return _partition(a, kth, axis, kind, order, False)
-
-
-@implements("argpartition")
-def argpartition(
-    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
-) -> LazyArray:
-    """Indices that partition ``a`` around ``kth`` (a full stable argsort, see ``partition``)."""
-    return _partition(a, kth, axis, kind, order, True)

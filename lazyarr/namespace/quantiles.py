@@ -1,4 +1,4 @@
-"""NumPy's order statistics and NaN-aware statistics, composed from existing lazy ops.
+"""NumPy's quantiles, percentiles and medians, NaN-ignoring ones too, from existing lazy ops.
 
 * ``quantile``/``percentile``/``median`` sort along the reduced axis (one
   block along it, see ``lazyarr.graph.ops.sorting``) and read the sorted
@@ -8,16 +8,9 @@
 * ``nanquantile``/``nanpercentile``/``nanmedian`` count the non-NaN values
   per line (NaNs sort last), compute the same formulas lazily from the
   counts and gather with ``take_along_axis``.
-* ``nanvar``, ``nanstd``, ``nanargmin``, ``nanargmax``, ``nancumsum``,
-  ``nancumprod`` follow NumPy's implementations step by step with
-  elementwise ops, reductions and scans.
 
-Errors that NumPy raises from the *values* (``nanargmin`` of an all-NaN
-slice) are raised when the
-result is computed, by a small checking elementwise function
-(``raise_where``); the docstrings say so.
-
-The helpers at the top are shared with the other ``extras*`` modules.
+``weights_for`` (NumPy's check of weights against the data) is shared with
+``average`` (:mod:`lazyarr.namespace.covariance`).
 """
 
 from __future__ import annotations
@@ -28,113 +21,18 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from lazyarr._array import LazyArray, lazy, wrap
-from lazyarr.graph.ops import elementwise
 from lazyarr.graph.ops import indexing as ix
 from lazyarr.graph.ops import manipulation as m
-from lazyarr.graph.ops.elementwise import register_elementwise
 from lazyarr.namespace._register import implements
+from lazyarr.namespace.composing import computed, concat, moveaxis, no_out, raise_where, take
 from lazyarr.namespace.elementwise import where
-from lazyarr.namespace.reductions import all as all_
 from lazyarr.namespace.reductions import any as any_
-from lazyarr.namespace.reductions import argmax, argmin, mean, nanmean, var
+from lazyarr.namespace.reductions import mean, nanmean
 from lazyarr.namespace.reductions import sum as sum_
-from lazyarr.namespace.searching import computed
 from lazyarr.namespace.sorting import argsort, sort
-from lazyarr.namespace.statistics import cumprod, cumsum
+from lazyarr.namespace.statistics import cumsum
 
-__all__ = [
-    "median",
-    "nanargmax",
-    "nanargmin",
-    "nancumprod",
-    "nancumsum",
-    "nanmedian",
-    "nanpercentile",
-    "nanquantile",
-    "nanstd",
-    "nanvar",
-    "percentile",
-    "quantile",
-]
-
-
-# -- shared helpers ---------------------------------------------------------------------
-
-
-def take(x: LazyArray, index: Any, axis: int) -> LazyArray:
-    """``x`` indexed by ``index`` (an int, slice or int array) along ``axis``."""
-    axis = axis % max(x.ndim, 1)
-    return wrap(ix.getitem(x._expr, (slice(None),) * axis + (index,)))
-
-
-def take_positions(x: LazyArray, positions: np.ndarray, axis: int) -> LazyArray:
-    """``x`` at the static ``positions`` along ``axis`` (a slice when they are a range)."""
-    positions = np.asarray(positions, dtype=np.intp)
-    n = positions.size
-    if n == 0:
-        return take(x, slice(0, 0), axis)
-    start = int(positions[0])
-    if start >= 0 and (n == 1 or np.all(np.diff(positions) == 1)):
-        return take(x, slice(start, start + n), axis)
-    return take(x, positions, axis)
-
-
-def concat(parts: list[LazyArray | None], axis: int) -> LazyArray:
-    """The non-None ``parts`` joined along ``axis``."""
-    kept = [p for p in parts if p is not None]
-    if len(kept) == 1:
-        return kept[0]
-    return wrap(m.concat([p._expr for p in kept], axis))
-
-
-def with_len(shape: tuple[int, ...], axis: int, n: int) -> tuple[int, ...]:
-    """``shape`` with its ``axis`` entry replaced by ``n``."""
-    return (*shape[:axis], n, *shape[axis + 1 :])
-
-
-def moveaxis(x: LazyArray, source: Any, destination: Any) -> LazyArray:
-    return wrap(m.moveaxis(x._expr, source, destination))
-
-
-def no_out(kwargs: dict[str, Any], name: str, allowed: tuple[str, ...] = ()) -> None:
-    """NumPy keywords lazy arrays cannot honour raise ``TypeError``; ``where=True`` is fine."""
-    if kwargs.pop("out", None) is not None:
-        raise TypeError(f"{name}: out= is not supported by lazy arrays")
-    if kwargs.get("where", True) is True:
-        kwargs.pop("where", None)
-    unknown = sorted(set(kwargs) - set(allowed))
-    if unknown:
-        raise TypeError(f"{name}() got unsupported keyword arguments {unknown}")
-
-
-_ERRORS: dict[str, type[Exception]] = {
-    "ValueError": ValueError,
-    "IndexError": IndexError,
-    "ZeroDivisionError": ZeroDivisionError,
-}
-
-
-def _raise_where(value: Any, bad: Any, error: str = "ValueError", message: str = "") -> Any:
-    if np.any(bad):
-        raise _ERRORS[error](message)
-    return value
-
-
-register_elementwise("raise_where", _raise_where)
-
-
-def raise_where(
-    value: LazyArray, bad: LazyArray, error: type[Exception], message: str
-) -> LazyArray:
-    """``value``, raising ``error(message)`` when a computed block has ``bad`` anywhere.
-
-    ``bad`` must broadcast to ``value``'s shape. This is how NumPy's errors
-    that depend on the data surface: when computing, not when writing.
-    """
-    if error.__name__ not in _ERRORS:
-        raise ValueError(f"raise_where: unsupported error type {error.__name__}")
-    expr = elementwise("raise_where", value._expr, bad._expr, error=error.__name__, message=message)
-    return wrap(expr)
+__all__ = ["median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile"]
 
 
 def _ureduce(x: LazyArray, axis: Any) -> tuple[LazyArray, tuple[int, ...]]:
@@ -525,119 +423,3 @@ def nanmedian(
     r = mean(pair, axis=-1)
     r = where(count[..., 0] == 0, np.nan, r).astype(r.dtype)
     return _keepdims(r, x, axes, 0) if keepdims else r
-
-
-# -- nanvar / nanstd -------------------------------------------------------------------------
-
-
-def _ddof(ddof: Any, correction: Any) -> Any:
-    if correction is not None:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        return correction
-    return ddof
-
-
-def _nanvar(
-    a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, kw: dict[str, Any], name: str
-) -> LazyArray:
-    no_out(kw, name, ("correction",))
-    ddof = _ddof(ddof, kw.pop("correction", None))
-    x = lazy(a)
-    if x.dtype.kind not in "fc":
-        return var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        if dtype.kind not in "fc":
-            raise TypeError("If a is inexact, then dtype must be inexact")
-    mask = np.isnan(x)
-    arr = where(mask, 0, x)
-    cnt = sum_(~mask, axis=axis, dtype=np.intp, keepdims=True)
-    total = sum_(arr, axis=axis, dtype=dtype, keepdims=True)
-    avg = (total / np.maximum(cnt, 1)).astype(total.dtype)
-    dev = where(mask, 0, (arr - avg).astype(x.dtype))
-    sqr = (dev * np.conjugate(dev)).real if x.dtype.kind == "c" else dev * dev
-    v = sum_(sqr, axis=axis, dtype=dtype, keepdims=keepdims)
-    dof = cnt.reshape(v.shape) - ddof
-    bad = dof <= 0
-    v = (v / where(bad, 1, dof)).astype(v.dtype)
-    return where(bad, np.nan, v).astype(v.dtype)
-
-
-@implements("nanvar")
-def nanvar(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    **kw: Any,
-) -> LazyArray:
-    """Variance ignoring NaNs; lines with ``count - ddof <= 0`` give NaN (NumPy also warns)."""
-    kw["out"] = out
-    return _nanvar(a, axis, dtype, ddof, keepdims, kw, "nanvar")
-
-
-@implements("nanstd")
-def nanstd(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: Any = None,
-    ddof: Any = 0,
-    keepdims: bool = False,
-    **kw: Any,
-) -> LazyArray:
-    """Standard deviation ignoring NaNs (the square root of :func:`nanvar`)."""
-    kw["out"] = out
-    return np.sqrt(_nanvar(a, axis, dtype, ddof, keepdims, kw, "nanstd"))
-
-
-# -- nanargmin / nanargmax / nancumsum / nancumprod -------------------------------------------
-
-
-def _nanarg(func: Any, fill: float, a: Any, axis: Any, out: Any, keepdims: bool) -> LazyArray:
-    no_out({"out": out}, func.__name__)
-    x = lazy(a)
-    if x.dtype.kind not in "fc":
-        return func(x, axis=axis, keepdims=keepdims)
-    mask = np.isnan(x)
-    res = func(where(mask, fill, x), axis=axis, keepdims=keepdims)
-    if x.size == 0:
-        return res
-    all_nan = all_(mask, axis=axis, keepdims=keepdims)
-    return raise_where(res, all_nan, ValueError, "All-NaN slice encountered")
-
-
-@implements("nanargmin")
-def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
-    """Index of the minimum ignoring NaNs.
-
-    An all-NaN slice raises ``ValueError`` when the result is computed
-    (NumPy raises when called: it depends on the values).
-    """
-    return _nanarg(argmin, np.inf, a, axis, out, keepdims)
-
-
-@implements("nanargmax")
-def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
-    """Index of the maximum ignoring NaNs (all-NaN slices: see :func:`nanargmin`)."""
-    return _nanarg(argmax, -np.inf, a, axis, out, keepdims)
-
-
-def _nan_filled(a: Any, fill: int) -> LazyArray:
-    x = lazy(a)
-    return where(np.isnan(x), fill, x) if x.dtype.kind in "fc" else x
-
-
-@implements("nancumsum")
-def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative sum treating NaN as zero."""
-    return cumsum(_nan_filled(a, 0), axis=axis, dtype=dtype, out=out)
-
-
-@implements("nancumprod")
-def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
-    """Cumulative product treating NaN as one."""
-    return cumprod(_nan_filled(a, 1), axis=axis, dtype=dtype, out=out)

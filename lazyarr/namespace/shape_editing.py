@@ -9,7 +9,7 @@ when called (it decides the result's shape).
 
 ``linspace_nd`` (NumPy's ``linspace`` for lazy or array endpoints) lives
 here for ``pad(mode="linear_ramp")`` and is reused by ``logspace`` and
-``geomspace`` in ``extras``.
+``geomspace`` (:mod:`lazyarr.namespace.spacing`).
 """
 
 from __future__ import annotations
@@ -19,25 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr._array import LazyArray, wrap
+from lazyarr._array import LazyArray, lazy, wrap
 from lazyarr.graph.ops import manipulation as m
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.namespace._register import implements
+from lazyarr.namespace.composing import computed, concat, take, take_positions, with_len
 from lazyarr.namespace.creation import arange, eye, full
 from lazyarr.namespace.elementwise import where
-from lazyarr.namespace.extras_stats import (
-    concat,
-    lazy,
-    median,
-    take,
-    take_positions,
-    with_len,
-)
 from lazyarr.namespace.linalg import diagonal
+from lazyarr.namespace.quantiles import median
 from lazyarr.namespace.reductions import max as amax
 from lazyarr.namespace.reductions import mean
 from lazyarr.namespace.reductions import min as amin
-from lazyarr.namespace.searching import computed
 
 __all__ = [
     "append",
