@@ -9,6 +9,8 @@ of 259 MiB and no task ran for 60 s. Now a cluster lazyarr starts under a limit 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from test_staged_rechunk import _cross_grid_cases  # tests/ is on pytest's pythonpath
@@ -19,23 +21,30 @@ from lazyarr.executors import registry
 from lazyarr.executors.dask_cluster import WORKER_BASELINE
 
 
-@pytest.fixture
-def limited_cluster(tmp_path):
-    """lazyarr's own 2-worker LocalCluster, started under a 3 MiB limit, closed after."""
+@contextlib.contextmanager
+def _own_cluster(limit: str, scratch: str):
+    """lazyarr's own 2-worker LocalCluster, started under ``limit``, closed after."""
     ex = registry.get("dask")
     ex.close()  # a cluster another test left running was started without the limit
     settings = {
         "dask.n-workers": 2,
         "dask.threads-per-worker": 1,
         "dask.address": None,
-        "memory-limit": "3MiB",
-        "temporary-directory": str(tmp_path / "scratch"),
+        "memory-limit": limit,
+        "temporary-directory": scratch,
     }
     with config.set(settings):
         try:
             yield ex.client()
         finally:
             ex.close()
+
+
+@pytest.fixture
+def limited_cluster(tmp_path):
+    """lazyarr's own cluster under a 3 MiB limit."""
+    with _own_cluster("3MiB", str(tmp_path / "scratch")) as client:
+        yield client
 
 
 def test_workers_get_the_baseline_and_are_never_paused(limited_cluster):
@@ -95,21 +104,9 @@ class _PeakSampler:
 
 @pytest.fixture
 def cluster_of_48mib(tmp_path):
-    """lazyarr's own 2-worker LocalCluster, started under a 48 MiB limit, closed after."""
-    ex = registry.get("dask")
-    ex.close()
-    settings = {
-        "dask.n-workers": 2,
-        "dask.threads-per-worker": 1,
-        "dask.address": None,
-        "memory-limit": "48MiB",
-        "temporary-directory": str(tmp_path / "scratch"),
-    }
-    with config.set(settings):
-        try:
-            yield ex.client()
-        finally:
-            ex.close()
+    """lazyarr's own cluster under a 48 MiB limit."""
+    with _own_cluster("48MiB", str(tmp_path / "scratch")) as client:
+        yield client
 
 
 def test_worker_rss_stays_under_the_limit_a_naive_rechunk_breaks(cluster_of_48mib, tmp_path):
