@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.token import ByToken
-from lazyarr.io.zarr_chunks import chunk_boxes, contiguous
+from lazyarr.io.zarr_chunks import chunk_boxes, contiguous, gathered_bytes
 
 __all__ = ["ScratchArray", "new_scratch_dir"]
 
@@ -59,9 +59,14 @@ class ScratchArray(ByToken):
     def describe(self) -> str:
         return f"scratch array {self.root} {self.shape}"
 
-    def copy_bytes(self, block_bytes: int) -> int:
-        """What a write of a block of ``block_bytes`` holds beside it: one chunk gathered."""
-        return min(block_bytes, math.prod(self.chunks) * self.dtype.itemsize)
+    def copy_bytes(self, block: tuple[int, ...]) -> int:
+        """Bytes a write copies while it runs: none (see :meth:`buffer_bytes`)."""
+        return 0
+
+    def buffer_bytes(self, block: tuple[int, ...]) -> int:
+        """The per-thread buffer a write keeps: one chunk gathered out of a block of shape
+        ``block``, unless every chunk is a slab of it."""
+        return gathered_bytes(block, self.chunks, self.dtype.itemsize)
 
     def _extent(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
         """Chunk ``coords``'s region of the array (cut at the array's edge)."""

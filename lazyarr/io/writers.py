@@ -23,7 +23,7 @@ import numpy as np
 
 from lazyarr.graph.token import ByToken
 from lazyarr.io.readers import stored_chunks
-from lazyarr.io.zarr_chunks import chunk_files
+from lazyarr.io.zarr_chunks import chunk_files, gathered_bytes
 
 __all__ = ["ArrayWriter", "writer_for"]
 
@@ -56,15 +56,22 @@ class ArrayWriter(ByToken):
         else:
             self.target[where] = block
 
-    def copy_bytes(self, block_bytes: int) -> int:
-        """What a write of a block of ``block_bytes`` holds beside it: one stored chunk gathered
-        for encoding where lazyarr writes the chunk files itself (zstd streams into the file,
-        raw bytes go as they are); the block's size again where zarr encodes."""
-        files = self.files
-        if files is None or not files.writable or self.chunks is None:
-            return block_bytes
-        chunk = math.prod(self.chunks) * self.dtype.itemsize
-        return min(block_bytes, chunk)
+    def copy_bytes(self, block: tuple[int, ...]) -> int:
+        """Bytes a write of a block of shape ``block`` copies while it runs: the block again
+        where zarr encodes it (lazyarr's own chunk writes stream: :meth:`buffer_bytes`)."""
+        if self._writes_files():
+            return 0
+        return math.prod(block) * self.dtype.itemsize
+
+    def buffer_bytes(self, block: tuple[int, ...]) -> int:
+        """The per-thread buffer lazyarr's own chunk writes keep: one chunk gathered out of a
+        block of shape ``block`` when it is not a slab of it (zstd streams into the file)."""
+        if not self._writes_files():
+            return 0
+        return gathered_bytes(block, self.chunks, self.dtype.itemsize)
+
+    def _writes_files(self) -> bool:
+        return self.files is not None and self.files.writable and self.chunks is not None
 
     def describe(self) -> str:
         store = getattr(self.target, "store", None)

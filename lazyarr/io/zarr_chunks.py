@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import re
 import socket
@@ -31,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ChunkFiles", "chunk_boxes", "chunk_files", "contiguous", "sweep_partials"]
+__all__ = [
+    "ChunkFiles",
+    "chunk_boxes",
+    "chunk_files",
+    "contiguous",
+    "gathered_bytes",
+    "sweep_partials",
+]
 
 
 @dataclass(frozen=True)
@@ -239,6 +247,16 @@ def _scratch(size: int, slot: str = "raw") -> memoryview:
         buf = bytearray(max(size, 1))
         setattr(_SCRATCH, slot, buf)
     return memoryview(buf)[:size]
+
+
+def gathered_bytes(block: tuple[int, ...], chunk: tuple[int, ...], itemsize: int) -> int:
+    """Bytes :func:`contiguous` takes to gather one chunk out of a C-ordered block of shape
+    ``block``: 0 when every chunk is already a slab of it (cut along one axis, the axes before
+    it of length 1)."""
+    cut = [a for a, (b, c) in enumerate(zip(block, chunk)) if c < b]
+    if not cut or (len(cut) == 1 and all(b == 1 for b in block[: cut[0]])):
+        return 0
+    return math.prod(min(b, c) for b, c in zip(block, chunk)) * itemsize
 
 
 def contiguous(part: np.ndarray, dtype: Any = None) -> np.ndarray:

@@ -105,9 +105,12 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
             stage, members, root_input_regions(members, out), temporaries
         )
         if isinstance(expr.op, Write) and not getattr(expr.op.target, "in_memory", False):
-            block = largest_block_bytes(expr.inputs[0])
+            _, region = largest_block(expr.inputs[0])
+            shape = tuple(r.stop - r.start for r in region)
             copy = getattr(expr.op.target, "copy_bytes", None)  # what the writer gathers
-            held += block if copy is None else copy(block)
+            held += (
+                region_size(region) * expr.inputs[0].dtype.itemsize if copy is None else copy(shape)
+            )
         return held
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
@@ -151,7 +154,7 @@ class MemoryEstimate:
     (a rechunk, a transpose in other chunks: :mod:`lazyarr.optimize.fanout`)."""
 
     io_buffer: int = 0
-    """A reader's buffer of one stored chunk, kept by each thread that decodes chunks."""
+    """The chunk buffers each thread keeps: one stored chunk decoded, one chunk gathered."""
     fetched: int = 0
     """On a cluster, blocks a worker fetches for its next tasks while one runs."""
 
@@ -266,17 +269,21 @@ def estimate(
 
 
 def _read_buffer(plan: Plan) -> int:
-    """The largest stored chunk any reader of the plan decodes: each thread keeps a buffer of
-    a chunk file's size (``io/zarr_chunks.py``), as large as the chunk when it does not
-    compress."""
-    largest = 0
+    """The buffers each thread keeps for chunk files (``io/zarr_chunks.py``): one of the
+    largest stored chunk any reader decodes (as large as the chunk when it does not
+    compress), and one of the largest chunk any writer gathers out of its block."""
+    read, gather = 0, 0
     for s in plan.stages.values():
         for m in s.members:
             reader = getattr(m.op, "reader", None)
             chunks = getattr(reader, "chunks", None)
             if chunks:
-                largest = max(largest, math.prod(chunks) * m.dtype.itemsize)
-    return largest
+                read = max(read, math.prod(chunks) * m.dtype.itemsize)
+        kept = getattr(getattr(s.expr.op, "target", None), "buffer_bytes", None)
+        if isinstance(s.expr.op, Write) and kept is not None:
+            _, region = largest_block(s.expr.inputs[0])
+            gather = max(gather, kept(tuple(r.stop - r.start for r in region)))
+    return read + gather
 
 
 def in_flight_budget(
