@@ -6,7 +6,9 @@ gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`), and
 the sample sort's counts stage a compiled count
 (:mod:`lazyarr.kernels.numba_samplesort`), top-k partials a compiled filter
 (:mod:`lazyarr.kernels.numba_topk`); everything else runs the NumPy
-reference kernels. :meth:`NumbaKernels.supports`
+reference kernels, as do, by declaration, stages holding datetimes or timedeltas
+(:data:`~lazyarr.kernels.emit_ops.NUMPY_KERNEL_KINDS`: NumPy's units and NaT
+rules, no warning). :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
@@ -29,7 +31,7 @@ from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
-from lazyarr.kernels.emit_ops import Unsupported
+from lazyarr.kernels.emit_ops import Unsupported, numpy_kernels_only
 from lazyarr.kernels.numba_fused import (
     joint_map_function,
     joint_partial_function,
@@ -88,6 +90,11 @@ def _all_elementwise(exprs: Sequence[Any]) -> bool:
     return all(isinstance(m.op, Elementwise) for m in exprs)
 
 
+def _numpy_by_declaration(stage: Any) -> bool:
+    """Whether ``stage`` runs NumPy's kernels by its dtypes' declaration (datetimes)."""
+    return numpy_kernels_only((*stage.members, *stage.input_exprs))
+
+
 class NumbaKernels:
     """A kernel set: compiled kernels where possible, NumPy reference kernels elsewhere.
 
@@ -109,6 +116,8 @@ class NumbaKernels:
     def supports(expr: Expr) -> bool:
         """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
         if not isinstance(expr.op, (Elementwise, Reduce)):
+            return False
+        if numpy_kernels_only((expr, *expr.inputs)):
             return False
         return _SUPPORT.get(expr.key, lambda: unsupported(expr) is None)
 
@@ -149,6 +158,8 @@ class NumbaKernels:
         return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:
+        if _numpy_by_declaration(stage):
+            return self.reference.map(stage)
         if numba_samplesort.supports(stage) and not self._small(stage):
             fn = self._compiled(stage, numba_samplesort.counts_map, stage, self.options)
             if fn is not None:
@@ -160,6 +171,8 @@ class NumbaKernels:
         return self.reference.map(stage)
 
     def partial(self, stage: Any) -> PartialFn:
+        if _numpy_by_declaration(stage):
+            return self.reference.partial(stage)
         if numba_topk.supports(stage) and not self._small(stage):
             fn = self._compiled(stage, numba_topk.partial_function, stage, self.options)
             if fn is not None:
@@ -192,7 +205,7 @@ class NumbaKernels:
         joint kernel cannot be built (each stage then runs its own kernel,
         and ``joint_refused`` says why).
         """
-        if len(stages) < 2 or any(self._small(s) for s in stages):
+        if len(stages) < 2 or any(self._small(s) or _numpy_by_declaration(s) for s in stages):
             return None
         if all(s.kind == "map" and _all_elementwise(s.members) for s in stages):
             kind = "map"

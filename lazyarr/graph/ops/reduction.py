@@ -94,6 +94,8 @@ def reduce(
     """Build the reduction ``func`` of ``x`` over ``axis`` (NumPy semantics)."""
     if func not in REDUCTIONS:
         raise ValueError(f"unknown reduction {func!r}")
+    if x.dtype.kind in "mM" and func in ("nansum", "nanprod", "nanmean"):
+        func = func[3:]  # NumPy: NaT is no NaN to these, so it propagates as in sum/prod/mean
     flat = False
     if x.ndim == 0 and func not in ("mean", "var", "std") and _is_axis_0(axis):
         # NumPy's quirk: ufunc-based reductions of a 0-d array accept axis 0 / -1

@@ -28,7 +28,10 @@ def _count(block: np.ndarray, axes: tuple[int, ...]) -> int:
 
 
 def _acc_dtype(op: Reduce, expr: Expr) -> Any:
-    return op.dtype if op.dtype is not None else expr.dtype
+    """The ``dtype=`` of a sum or product: None for timedeltas (a ufunc's ``dtype=`` may not
+    name a time unit; NumPy keeps the input's)."""
+    dt = op.dtype if op.dtype is not None else expr.dtype
+    return None if np.dtype(dt).kind in "mM" else dt
 
 
 _NO_IDENTITY = ("min", "max", "nanmin", "nanmax", "argmin", "argmax")
@@ -144,13 +147,13 @@ def _combine_arg(f: str, a: tuple, b: tuple) -> tuple:
     vb, ib = b
     with np.errstate(invalid="ignore"):
         better = vb < va if f == "argmin" else vb > va
-    if va.dtype.kind in "fc":
+    if va.dtype.kind in "fcmM":  # NaN and NaT win, as in NumPy's argmin/argmax
         nan_a, nan_b = np.isnan(va), np.isnan(vb)
         better = (better & ~nan_a) | (nan_b & ~nan_a)
     # ties keep the first occurrence: the smaller index
     tie = (vb == va) & (ib < ia)
     take_b = better | tie
-    if va.dtype.kind in "fc":
+    if va.dtype.kind in "fcmM":
         take_b = take_b | (np.isnan(va) & np.isnan(vb) & (ib < ia))
     return (np.where(take_b, vb, va), np.where(take_b, ib, ia))
 
