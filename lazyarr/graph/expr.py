@@ -114,6 +114,11 @@ class ReduceOp(Op):
         """The region of each input the partial of body region ``body`` reads."""
         return (body,)
 
+    def state_itemsize(self, body: Expr, out: Expr) -> int:
+        """Bytes per kept element of one partial state (an estimate for the planners):
+        by default one value of the output's dtype."""
+        return out.dtype.itemsize
+
     def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
         """Estimated bytes of each partial state, from the body blocks' element counts.
 

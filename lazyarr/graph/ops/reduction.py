@@ -17,6 +17,7 @@ import numpy as np
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, ReduceOp
 from lazyarr.graph.ops._common import normalize_axes, normalize_axis
+from lazyarr.graph.ops.reduction_state import ReductionState, reduction_state
 
 __all__ = ["REDUCTIONS", "Reduce", "reduce", "reduce_block_inputs"]
 
@@ -59,6 +60,13 @@ class Reduce(ReduceOp):
 
     def label(self) -> str:
         return self.func
+
+    def state(self, value: np.dtype, out: np.dtype) -> ReductionState:
+        """The partial state over values of dtype ``value`` (see ``reduction_state``)."""
+        return reduction_state(self.func, value, out, self.dtype)
+
+    def state_itemsize(self, body: Expr, out: Expr) -> int:
+        return self.state(body.dtype, out.dtype).itemsize()
 
 
 def _probe_dtype(func: str, x: Expr, dtype: Any, ddof: float) -> np.dtype:
