@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 import lazyarr as la
-from lazyarr import api
+from lazyarr import api, config
 from lazyarr.graph.ops import Reduce
 from lazyarr.graph.ops.userreduce import UserReduce
+from lazyarr.kernels import numba_set
+from lazyarr.kernels.numba_set import FallbackWarning
 from lazyarr.testing import assert_eq, assert_same_error
 
 da = pytest.importorskip("dask.array")
@@ -142,6 +144,27 @@ def test_numpy_monoids_become_the_builtin_reduction_and_fuse():
     assert_eq(cast, np.max(x).astype("f4"))
     own = la.reduction(lx, sum_of_squares, np.sum, dtype="f8")
     assert isinstance(own._expr.op, UserReduce)
+
+
+def test_the_users_reduction_computes_its_elementwise_body_in_its_partials(monkeypatch):
+    """The body fuses into the partials (compiled on numba); the user's chunk runs on the
+    block the body makes, so the body is never stored."""
+    compiled = []
+    make = numba_set._user_partial
+    monkeypatch.setattr(
+        numba_set, "_user_partial", lambda stage, fn: compiled.append(stage) or make(stage, fn)
+    )
+    x = data((9, 12), seed=3)
+    lx = la.from_array(x, chunks=(4, 5))
+    got = la.reduction(la.sqrt(la.abs(lx)) * 3 - 1, first_valid, first_valid, axis=0, dtype="f8")
+    stages = api.make_plan([got._expr], "numba", api.passes_for(True, None)).stages
+    compute = [s for s in stages.values() if s.kind != "source"]
+    assert len(compute) == 1 and [m.op.name for m in compute[0].members][-1] == "user_reduction"
+    assert len(compute[0].members) == 5  # abs, sqrt, multiply, subtract, the reduction
+    with config.set({"numba.compile-threshold": 0}), warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        assert_eq(got, first_valid(np.sqrt(np.abs(x)) * 3 - 1, (0,), False))
+    assert compiled  # the numba executor's partials ran the compiled body
 
 
 def test_bad_arguments_raise_daskes_errors():

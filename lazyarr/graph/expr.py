@@ -96,6 +96,10 @@ class ReduceOp(Op):
         """
         return expr.inputs[0].chunks
 
+    fuses_body: ClassVar[bool] = False
+    """Whether elementwise ops before it may be computed inside its partials (a fused
+    group with this op as root): each partial then gets its body block computed, not read."""
+
     gathers: ClassVar[bool] = False
     """Whether a combined state is as big as its parts together (the parts are kept, not
     folded): then states are combined once per worker and once on the block's owner, never

@@ -8,7 +8,9 @@ the sample sort's counts stage a compiled count
 (:mod:`lazyarr.kernels.numba_topk`); everything else runs the NumPy
 reference kernels, as do, by declaration, stages holding datetimes or timedeltas
 (:data:`~lazyarr.kernels.emit_ops.NUMPY_KERNEL_KINDS`: NumPy's units and NaT
-rules, no warning). :meth:`NumbaKernels.supports`
+rules, no warning). A user's reduction (``la.reduction``) gets its fused
+elementwise body compiled and its ``chunk`` called on the block the body
+makes. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
@@ -25,19 +27,22 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.ops.userreduce import UserReduce
 from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
 from lazyarr.kernels.emit_ops import Unsupported, numpy_kernels_only
+from lazyarr.kernels.fused import GetRegion
 from lazyarr.kernels.numba_fused import (
     joint_map_function,
     joint_partial_function,
     map_function,
     partial_function,
 )
+from lazyarr.kernels.reference import kernel_for
 from lazyarr.kernels.sets import MapFn, PartialFn, ProductFn, ReferenceKernels, SourceFn
 
 __all__ = ["CANNOT_COMPILE", "FallbackWarning", "NumbaKernels"]
@@ -90,6 +95,19 @@ def _all_elementwise(exprs: Sequence[Any]) -> bool:
     return all(isinstance(m.op, Elementwise) for m in exprs)
 
 
+def _user_partial(stage: Any, body: MapFn) -> PartialFn:
+    """The partial of a user's reduction (``la.reduction``) over a compiled body: the body
+    block from the Numba kernel, then the user's ``chunk`` on it."""
+    expr = stage.expr
+    kernel = kernel_for(expr.op)
+    in_shape = expr.inputs[0].shape
+
+    def run(region: Region, get: GetRegion) -> Any:
+        return kernel.partial(expr.op, expr, body(region, get), region, in_shape)
+
+    return run
+
+
 def _numpy_by_declaration(stage: Any) -> bool:
     """Whether ``stage`` runs NumPy's kernels by its dtypes' declaration (datetimes)."""
     return numpy_kernels_only((*stage.members, *stage.input_exprs))
@@ -115,6 +133,8 @@ class NumbaKernels:
     @staticmethod
     def supports(expr: Expr) -> bool:
         """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
+        if isinstance(expr.op, UserReduce):
+            return True  # its body compiles; the user's functions run on the block it makes
         if not isinstance(expr.op, (Elementwise, Reduce)):
             return False
         if numpy_kernels_only((expr, *expr.inputs)):
@@ -184,6 +204,11 @@ class NumbaKernels:
             )
             if fn is not None:
                 return fn
+        user = isinstance(stage.expr.op, UserReduce) and body and _all_elementwise(body)
+        if user and not self._small(stage):
+            fn = self._compiled(stage, map_function, body, stage.input_exprs, self.options)
+            if fn is not None:
+                return _user_partial(stage, fn)
         return self.reference.partial(stage)
 
     def reduction(self, stage: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from itertools import product
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,6 +51,7 @@ class Reduce(ReduceOp):
     """``func`` over ``axes`` of the single input."""
 
     name = "reduce"
+    fuses_body: ClassVar[bool] = True
     func: str = "sum"
     axes: tuple[int, ...] = ()
     keepdims: bool = False

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from numbers import Integral
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -56,6 +56,7 @@ class UserReduce(ReduceOp):
     """
 
     name = "user_reduction"
+    fuses_body: ClassVar[bool] = True
     chunk: UserFunc | None = None
     combine: UserFunc | None = None
     aggregate: UserFunc | None = None
