@@ -101,3 +101,34 @@ def test_resample_on_a_time_coordinate(executor):
         xr.testing.assert_allclose(got.compute(), da.resample(time="MS").mean())
     got = lazy.resample(time="7D").max()  # flox's path when flox is installed
     xr.testing.assert_allclose(got.compute(), da.resample(time="7D").max())
+
+
+def test_datetime_variables_read_from_and_written_to_zarr(tmp_path):
+    """Time bounds and lags stored in zarr are decoded lazily into lazy datetime arrays."""
+    pytest.importorskip("zarr")
+    t = pd.date_range("2000-01-01", periods=30, freq="D")
+    bounds = np.stack([t.values, (t + pd.Timedelta("1D")).values], axis=1)
+    ds = xr.Dataset(
+        {
+            "tas": (("time", "x"), np.random.default_rng(0).random((30, 3))),
+            "time_bnds": (("time", "nv"), bounds),
+            "lag": (("time",), (t - t[0]).values),
+        },
+        coords={"time": t},
+    )
+    ds.to_zarr(tmp_path / "in.zarr", consolidated=False)
+    opened = xr.open_zarr(
+        tmp_path / "in.zarr", chunks={}, chunked_array_type="lazyarr", consolidated=False
+    )
+    assert isinstance(opened.time_bnds.data, la.LazyArray) and opened.time_bnds.dtype.kind == "M"
+    width = opened.time_bnds[:, 1] - opened.time_bnds[:, 0]
+    assert isinstance(width.data, la.LazyArray)
+    xr.testing.assert_identical(width.compute(), ds.time_bnds[:, 1] - ds.time_bnds[:, 0])
+    xr.testing.assert_identical(opened.lag.max().compute(), ds.lag.max())
+    rechunked = opened.chunk({"time": 7}, chunked_array_type="lazyarr")
+    for v in rechunked.variables.values():
+        v.encoding.pop("chunks", None)
+        v.encoding.pop("preferred_chunks", None)
+    rechunked.to_zarr(tmp_path / "out.zarr", consolidated=False)
+    back = xr.open_zarr(tmp_path / "out.zarr", consolidated=False).load()
+    xr.testing.assert_identical(back, ds)
