@@ -117,6 +117,23 @@ def test_empty_blocks_reach_chunk_as_in_dask():
     assert_eq(la.reduction(la.from_array(x, chunks=chunks), **kw), want)
 
 
+def weighted_sum(b, w=None, axis=None, keepdims=False):
+    return np.sum(b * (1 if w is None else w), axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("wshape", [(7, 10), (10,), (7, 1), ()])
+def test_weights_reach_chunk_after_each_block(wshape):
+    x = np.nan_to_num(data())
+    w = np.random.default_rng(9).random(wshape)
+    kw = dict(chunk=weighted_sum, aggregate=np.sum, axis=1, dtype="f8")
+    want = da.reduction(da.from_array(x, chunks=(3, 4)), weights=w, **kw).compute()
+    lazy_w = la.from_array(w, chunks=2) if w.ndim else w
+    got = la.reduction(la.from_array(x, chunks=(3, 4)), weights=lazy_w, **kw)
+    assert got._expr.op.weighted and len(got._expr.inputs) == 2
+    assert_eq(got, want)
+    np.testing.assert_allclose(want, np.sum(x * w, axis=1))
+
+
 def test_states_that_are_not_arrays():
     x = data((9, 5), seed=2)
     kw = dict(chunk=count_and_total, aggregate=mean_of_counts, combine=join_counts)
@@ -181,8 +198,10 @@ def test_bad_arguments_raise_daskes_errors():
         la.reduction(lx, np.sum, np.sum, axis=2, dtype="f8")
     with pytest.raises(TypeError, match="out="):
         la.reduction(lx, np.sum, np.sum, dtype="f8", out=lx)
-    with pytest.raises(NotImplementedError, match="weights"):
-        la.reduction(lx, np.sum, np.sum, dtype="f8", weights=lx)
+    assert_same_error(
+        lambda: da.reduction(d, np.sum, np.sum, dtype="f8", weights=np.ones(4)),
+        lambda: la.reduction(lx, np.sum, np.sum, dtype="f8", weights=np.ones(4)),
+    )
     with pytest.raises(ValueError, match="output_size"):
         la.reduction(lx, np.sum, np.sum, dtype="f8", output_size=0)
 
@@ -213,6 +232,9 @@ def test_on_the_dask_executor(dask_ex):
     kw = dict(combine=join_counts, dtype="f8", concatenate=False)
     got = la.reduction(lx, count_and_total, mean_of_counts, **kw)
     assert_eq(got, np.nanmean(x), executors=["dask"], passes=(True,))
+    w = np.arange(6.0)
+    weighted = la.reduction(np.nan_to_num(lx), weighted_sum, np.sum, axis=1, dtype="f8", weights=w)
+    assert_eq(weighted, np.sum(np.nan_to_num(x) * w, axis=1), executors=["dask"], passes=(True,))
 
 
 xr = pytest.importorskip("xarray")

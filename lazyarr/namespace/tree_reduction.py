@@ -44,17 +44,16 @@ def reduction(
     ``aggregate`` when they take it. ``split_every`` is checked as dask checks
     it, but lazyarr's tree joins two states at a time wherever the placement
     runs them, so the functions must be associative (as dask's results for
-    different ``split_every`` already require). ``name`` and ``meta`` are
-    accepted and unused; ``out=`` and ``weights=`` are not supported.
+    different ``split_every`` already require). ``weights`` are broadcast to
+    ``x`` and handed to ``chunk`` after each block (``chunk(block, weights,
+    axis=, keepdims=)``). ``name`` and ``meta`` are accepted and unused;
+    ``out=`` is not supported.
     """
     if out is not None:
         raise TypeError("reduction: out= is not supported by lazy arrays")
-    if weights is not None:
-        raise NotImplementedError(
-            "reduction: weights= is not supported yet; multiply the weights in first"
-        )
     check_split_every(split_every)
+    w = None if weights is None else as_expr(weights)
     e = user_reduction(
-        as_expr(x), chunk, aggregate, axis, keepdims, dtype, combine, concatenate, output_size
+        as_expr(x), chunk, aggregate, axis, keepdims, dtype, combine, concatenate, output_size, w
     )
     return wrap(e)

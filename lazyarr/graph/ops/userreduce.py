@@ -19,13 +19,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from numbers import Integral
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.expr import Expr, ReduceOp
+from lazyarr.graph.expr import Expr, ReduceOp, Region
 from lazyarr.graph.ops._common import normalize_axes
 from lazyarr.graph.ops.elementwise import elementwise
+from lazyarr.graph.ops.manipulation import broadcast_to
+from lazyarr.graph.ops.rechunk import rechunk
 from lazyarr.graph.ops.reduction import reduce
 from lazyarr.graph.ops.userfunc import UserFunc, accepts, user_func
 
@@ -53,16 +55,42 @@ class UserReduce(ReduceOp):
 
     ``dtype_to``: which of ``chunk`` and ``aggregate`` take the output dtype as
     ``dtype=`` (dask passes it to the functions whose signature has it).
+    ``weighted``: a second input (the weights, in the first's shape and chunks)
+    is handed to ``chunk`` after each block, as dask does; then the partials read
+    both inputs' blocks and no elementwise body fuses into them.
     """
 
     name = "user_reduction"
-    fuses_body: ClassVar[bool] = True
     chunk: UserFunc | None = None
     combine: UserFunc | None = None
     aggregate: UserFunc | None = None
     concatenate: bool = True
     output_size: int = 1
     dtype_to: tuple[str, ...] = ()
+    weighted: bool = False
+
+    @property
+    def fuses_body(self) -> bool:  # type: ignore[override]
+        return not self.weighted
+
+    @property
+    def own_partials(self) -> bool:  # type: ignore[override]
+        return self.weighted
+
+    def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
+        """A weighted partial reads the same region of the values and of the weights."""
+        return (body, body) if self.weighted else (body,)
+
+    def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
+        """Each body block's state: its kept elements times ``output_size`` values."""
+        chunks = expr.inputs[0].chunks
+        reduced = np.ones(body_sizes.shape, dtype=np.int64)
+        for a in self.axes:
+            shape = [1] * len(chunks)
+            shape[a] = len(chunks[a])
+            reduced = reduced * np.asarray(chunks[a], dtype=np.int64).reshape(shape)
+        kept = body_sizes // np.maximum(reduced, 1)
+        return kept * self.output_size * expr.dtype.itemsize
 
     def label(self) -> str:
         return f"reduction({self.chunk.label if self.chunk else '?'})"
@@ -108,8 +136,10 @@ def user_reduction(
     combine: Callable[..., Any] | None = None,
     concatenate: bool = True,
     output_size: int = 1,
+    weights: Expr | None = None,
 ) -> Expr:
-    """Build dask's ``reduction(x, chunk, aggregate, ...)`` over ``axis`` (all axes if None)."""
+    """Build dask's ``reduction(x, chunk, aggregate, ...)`` over ``axis`` (all axes if None);
+    ``weights`` broadcast to ``x`` and handed to ``chunk`` after each block."""
     if dtype is None:
         raise ValueError("Must specify dtype")
     dtype = np.dtype(dtype)
@@ -120,8 +150,18 @@ def user_reduction(
         raise ValueError(f"reduction: output_size must be an integer >= 1, not {output_size!r}")
     chunk_fn, aggregate_fn = user_func(chunk), user_func(aggregate)
     combine_fn = None if combine is None else user_func(combine)
+    inputs = (x,)
+    if weights is not None:
+        try:
+            w = broadcast_to(weights, x.shape)
+        except ValueError:
+            raise ValueError(
+                f"Weights with shape {weights.shape} are not broadcastable to x with shape "
+                f"{x.shape}"
+            ) from None
+        inputs = (x, w if w.chunks == x.chunks else rechunk(w, x.chunks))
     builtin = _builtin(chunk, combine, aggregate, concatenate)
-    if builtin is not None and output_size == 1:
+    if builtin is not None and output_size == 1 and weights is None:
         acc = dtype if builtin in ("sum", "prod", "nansum", "nanprod") else None
         out = reduce(builtin, x, axes, keepdims, acc)
         return out if out.dtype == dtype else elementwise("astype", out, dtype=dtype)
@@ -135,6 +175,7 @@ def user_reduction(
         concatenate=bool(concatenate),
         output_size=int(output_size),
         dtype_to=takes,
+        weighted=weights is not None,
     )
     if keepdims:
         shape = tuple(output_size if a in axes else n for a, n in enumerate(x.shape))
@@ -142,4 +183,4 @@ def user_reduction(
     else:
         shape = tuple(n for a, n in enumerate(x.shape) if a not in axes)
         chunks = tuple(c for a, c in enumerate(x.chunks) if a not in axes)
-    return Expr(op, (x,), shape, dtype, chunks)
+    return Expr(op, inputs, shape, dtype, chunks)

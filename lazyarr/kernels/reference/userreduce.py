@@ -40,7 +40,8 @@ def _partial(op: UserReduce, expr: Expr, block: np.ndarray, region: Region, in_s
     assert op.chunk is not None
     where = f"calling {op.chunk.label} on {block_name(expr.inputs[0].chunks, region)}"
     kw = _dtype_kw(op, "chunk", expr)
-    return called(op.chunk.fn, where, block, axis=op.axes, keepdims=True, **kw)
+    blocks = block if op.weighted else (block,)  # (values, weights) of a weighted partial
+    return called(op.chunk.fn, where, *blocks, axis=op.axes, keepdims=True, **kw)
 
 
 def _combine(op: UserReduce, a: Any, b: Any) -> Any:
