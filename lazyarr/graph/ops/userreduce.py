@@ -102,17 +102,11 @@ class UserReduce(ReduceOp):
 
 
 def check_split_every(split_every: Any) -> None:
-    """dask's checks of ``split_every`` (an int >= 2 or a dict of axis -> int, or None)."""
-    if split_every is None:
+    """dask's check of ``split_every``: an int, a dict of axis -> int, or None."""
+    if split_every is None or isinstance(split_every, dict):
         return
-    if isinstance(split_every, dict):
-        values = list(split_every.values())
-    elif isinstance(split_every, Integral) and not isinstance(split_every, bool):
-        values = [split_every]
-    else:
+    if not isinstance(split_every, Integral):
         raise ValueError("split_every must be a int or a dict")
-    if any(not isinstance(v, Integral) or v < 1 for v in values):
-        raise ValueError(f"split_every must be positive integers, not {split_every!r}")
 
 
 def _builtin(chunk: Any, combine: Any, aggregate: Any, concatenate: bool) -> str | None:
