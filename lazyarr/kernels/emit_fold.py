@@ -17,7 +17,7 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Reduce
-from lazyarr.graph.ops.reduction_state import layout
+from lazyarr.graph.ops.reduction_state import MONOIDS, layout
 from lazyarr.kernels.emit_ops import (
     Scope,
     Unsupported,
@@ -76,6 +76,8 @@ def reduce_spec(root: Expr, value: np.dtype) -> ReduceSpec:
     if not isinstance(op, Reduce):
         raise Unsupported(f"{op.name} is not a reduction")
     f = op.func
+    if f not in _FOLDS and f not in MONOIDS:
+        raise Unsupported(f"no Numba emitter for reduction {f!r}")
     value = check_dtype(value, f)
     state = op.state(value, root.dtype)
     if f not in _FOLDS and (state.pairwise is None or ufunc_emitter(state.pairwise) is None):
