@@ -52,6 +52,7 @@ from lazyarr.namespace.sorting import *  # noqa: F403
 from lazyarr.namespace.spacing import *  # noqa: F403
 from lazyarr.namespace.statistics import *  # noqa: F403
 from lazyarr.namespace.topk import *  # noqa: F403
+from lazyarr.namespace.tree_reduction import reduction as reduction
 from lazyarr.namespace.userfuncs import *  # noqa: F403
 from lazyarr.namespace.windows import sliding_window_view as sliding_window_view
 from lazyarr.optimize.memory import MemoryLimitError as MemoryLimitError

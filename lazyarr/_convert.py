@@ -73,7 +73,7 @@ def dask_source(darr: Any) -> Expr:
             "the Dask array has unknown chunk sizes: call compute_chunk_sizes() on it first"
         )
     reader = DaskReader(darr)
-    if reader.dtype.kind in "OUSVMm":
+    if reader.dtype.kind in "OUSV":
         raise TypeError(f"lazyarr arrays cannot hold dtype {reader.dtype}")
     return Expr(FromReader(reader=reader), (), reader.shape, reader.dtype, reader.blocks)
 
@@ -86,7 +86,7 @@ def source_expr(arr: np.ndarray, chunks: Any, owned: bool) -> Expr:
     its owner writes to it, another array with the old content would share
     its key, and a cached plan would read the wrong buffer.
     """
-    if arr.dtype.kind in "OUSVMm":
+    if arr.dtype.kind in "OUSV":
         raise TypeError(f"lazyarr arrays cannot hold dtype {arr.dtype}")
     token = ArrayData(arr).token
     if not owned:

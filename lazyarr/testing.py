@@ -72,7 +72,7 @@ def _compare(
                 f"(max abs diff {np.nanmax(diff) if diff.size else 0}, "
                 f"rtol={rtol}, atol={atol})\n got: {got!r}\nwant: {want!r}"
             )
-    elif not np.array_equal(got, want):
+    elif not np.array_equal(got, want, equal_nan=want.dtype.kind in "mM"):  # NaT == NaT
         raise AssertionError(f"{where}: values differ from NumPy's\n got: {got!r}\nwant: {want!r}")
 
 

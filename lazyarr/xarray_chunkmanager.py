@@ -144,6 +144,17 @@ class DaskStyleNamespace:
     """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
     casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
 
+    @staticmethod
+    def isnull(x: Any) -> LazyArray:
+        """``dask.array.isnull``: NaN and NaT are missing (xarray's datetime ``mean`` asks)."""
+        x = lazyarr.asarray(x)
+        return lazyarr.isnan(x) if x.dtype.kind in "fcmM" else lazyarr.zeros_like(x, dtype=bool)
+
+    @staticmethod
+    def notnull(x: Any) -> LazyArray:
+        """``dask.array.notnull``: the values that are neither NaN nor NaT."""
+        return ~DaskStyleNamespace.isnull(x)
+
     def __getattr__(self, name: str) -> Any:
         fn = getattr(lazyarr, name)
         if not isinstance(getattr(np, name, None), np.ufunc):
@@ -295,11 +306,13 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         dtype: Any = None,
         keepdims: bool = False,
     ) -> LazyArray:
-        return _delegate("reduction")(
+        """dask's ``reduction`` (``la.reduction``): ``func`` per block, ``combine_func``
+        over pairs of states, ``aggregate_func`` at the end (xarray's ``first``/``last``)."""
+        return lazyarr.reduction(
             arr,
-            func,
-            combine_func=combine_func,
-            aggregate_func=aggregate_func,
+            chunk=func,
+            combine=combine_func,
+            aggregate=aggregate_func if aggregate_func is not None else func,
             axis=axis,
             dtype=dtype,
             keepdims=keepdims,

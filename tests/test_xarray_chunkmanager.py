@@ -336,7 +336,7 @@ def test_normalize_chunks_and_unify(manager):
     np.testing.assert_array_equal((a2 + b2).compute(), np.full((6, 4), 2.0))
 
 
-@pytest.mark.parametrize("name", ["map_blocks", "blockwise", "apply_gufunc", "reduction"])
+@pytest.mark.parametrize("name", ["map_blocks", "blockwise", "apply_gufunc"])
 def test_block_functions_delegate_or_say_why(manager, name):
     if hasattr(la, name):
         pytest.skip(f"lazyarr.{name} exists: covered by the tests below")
@@ -345,7 +345,6 @@ def test_block_functions_delegate_or_say_why(manager, name):
         "map_blocks": (np.negative, x),
         "blockwise": (np.negative, "i", x, "i"),
         "apply_gufunc": (np.negative, "()->()", x),
-        "reduction": (x, np.sum),
     }[name]
     with pytest.raises(NotImplementedError, match=f"lazyarr.{name} is not available"):
         getattr(manager, name)(*args)

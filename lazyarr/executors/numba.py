@@ -135,6 +135,9 @@ class _Joint:
                 fn = code.map
                 if out is not None and getattr(fn, "writes_into", False):
                     results.append(fn(region, mget, out=out))
+                elif out is not None:  # a block of an output: it lands in the final array
+                    out[...] = fn(region, mget)
+                    results.append(out)
                 else:
                     results.append(fn(region, mget))
             else:

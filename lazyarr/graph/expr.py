@@ -96,6 +96,10 @@ class ReduceOp(Op):
         """
         return expr.inputs[0].chunks
 
+    fuses_body: ClassVar[bool] = False
+    """Whether elementwise ops before it may be computed inside its partials (a fused
+    group with this op as root): each partial then gets its body block computed, not read."""
+
     gathers: ClassVar[bool] = False
     """Whether a combined state is as big as its parts together (the parts are kept, not
     folded): then states are combined once per worker and once on the block's owner, never
@@ -113,6 +117,11 @@ class ReduceOp(Op):
     def partial_regions(self, expr: Expr, body: Region) -> tuple[Region, ...]:
         """The region of each input the partial of body region ``body`` reads."""
         return (body,)
+
+    def state_itemsize(self, body: Expr, out: Expr) -> int:
+        """Bytes per kept element of one partial state (an estimate for the planners):
+        by default one value of the output's dtype."""
+        return out.dtype.itemsize
 
     def partial_nbytes(self, expr: Expr, body_sizes: np.ndarray) -> np.ndarray:
         """Estimated bytes of each partial state, from the body blocks' element counts.

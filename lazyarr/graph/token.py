@@ -94,6 +94,8 @@ def canonical(value: Any) -> str:
         return repr(value)
     if isinstance(value, Hole):
         return "HOLE"
+    if isinstance(value, (np.datetime64, np.timedelta64)):  # unit and int64 count, NaT the minimum
+        return f"{value.dtype.str}:{int(value.view(np.int64))}"
     if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
         return f"{type(value).__name__}:{int(value)}"
     if isinstance(value, (float, np.floating)):

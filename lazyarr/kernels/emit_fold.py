@@ -1,7 +1,8 @@
 """How a reduction folds values into accumulators, as Numba source statements.
 
-``reduce_spec`` gives the partial states of a ``Reduce`` (the same as the
-NumPy reference ``ReduceKernel``'s, so its ``combine`` and ``finalize``
+``reduce_spec`` gives the accumulators of a ``Reduce``: the array fields of
+its state description (:mod:`lazyarr.graph.ops.reduction_state`, shared with
+the NumPy reference ``ReduceKernel``, so its ``combine`` and ``finalize``
 apply unchanged) and ``update_lines`` the statements folding one value
 ``v`` into registers ``a0, a1, ...``, in NumPy's dtypes and NaN rules.
 :mod:`lazyarr.kernels.emit` builds the loops around them.
@@ -16,7 +17,16 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import Reduce
-from lazyarr.kernels.emit_ops import Unsupported, cast, check_dtype, dtype_text, isnan_text
+from lazyarr.graph.ops.reduction_state import MONOIDS, layout
+from lazyarr.kernels.emit_ops import (
+    Scope,
+    Unsupported,
+    cast,
+    check_dtype,
+    dtype_text,
+    isnan_text,
+    ufunc_emitter,
+)
 
 __all__ = [
     "LANES",
@@ -52,66 +62,51 @@ class ReduceSpec:
     index: bool = False
 
 
-_SUPPORTED = frozenset(
+_FOLDS = frozenset(
     {"sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"}
     | {"count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean"}
 )
-
-
-def _float_acc(op: Reduce, value: np.dtype) -> np.dtype:
-    if op.dtype is not None:
-        return np.dtype(op.dtype)
-    return value if value.kind in "fc" else np.dtype(np.float64)
-
-
-def _extreme_init(dt: np.dtype, smallest: bool) -> Any:
-    """The identity of min (``smallest=False``: of max) in ``dt``."""
-    if dt.kind == "b":
-        return not smallest
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return info.max if not smallest else info.min
-    inf = np.inf if not smallest else -np.inf
-    return complex(inf, inf) if dt.kind == "c" else inf
+"""Reductions with a fold of their own below; other monoids fold with their ufunc."""
 
 
 def reduce_spec(root: Expr, value: np.dtype) -> ReduceSpec:
-    """The accumulators of ``root`` (a ``Reduce``) over values of dtype ``value``."""
+    """The accumulators of ``root`` (a ``Reduce``) over values of dtype ``value``: the
+    array fields of its state description, in its order, from their identities."""
     op = root.op
     if not isinstance(op, Reduce):
         raise Unsupported(f"{op.name} is not a reduction")
     f = op.func
-    if f not in _SUPPORTED:
+    if f not in _FOLDS and f not in MONOIDS:
         raise Unsupported(f"no Numba emitter for reduction {f!r}")
     value = check_dtype(value, f)
-    intp = np.dtype(np.intp)
-    if f in ("sum", "prod", "nansum", "nanprod"):
-        acc = check_dtype(op.dtype if op.dtype is not None else root.dtype, f)
-        return ReduceSpec(f, value, acc, ((acc, 1 if "prod" in f else 0),))
-    if f in ("min", "max", "nanmin", "nanmax"):
-        if value.kind == "c" and f.startswith("nan"):
-            raise Unsupported(f"no Numba emitter for {f} of complex values")
-        init = _extreme_init(value, smallest=f.endswith("max"))
-        if f.startswith("nan") and value.kind == "f":
-            init = np.nan
-        return ReduceSpec(f, value, value, ((value, init),))
-    if f in ("any", "all"):
-        b = np.dtype(bool)
-        return ReduceSpec(f, value, b, ((b, f == "all"),))
-    if f == "count_nonzero":
-        return ReduceSpec(f, value, intp, ((intp, 0),))
-    acc = check_dtype(_float_acc(op, value), f)
-    if f == "mean":
-        return ReduceSpec(f, value, acc, ((acc, 0),))
-    if f == "nanmean":
-        return ReduceSpec(f, value, acc, ((acc, 0), (intp, 0)))
-    if f in ("var", "std"):
-        if acc.kind not in "fc":
-            raise Unsupported(f"{f} accumulating in {acc}")
-        real = np.dtype(acc.char.lower()) if acc.kind == "c" else acc
-        return ReduceSpec(f, value, acc, ((acc, 0), (acc, 0), (real, 0)), rank=True)
-    # argmin / argmax
-    return ReduceSpec(f, value, value, ((value, 0), (intp, 0)), rank=True, index=True)
+    state = op.state(value, root.dtype)
+    if f not in _FOLDS and (state.pairwise is None or ufunc_emitter(state.pairwise) is None):
+        raise Unsupported(f"no Numba emitter for reduction {f!r}")
+    registers = tuple(
+        (check_dtype(fd.dtype, f), fd.identity) for fd in state.fields if not fd.per_block
+    )
+    if f in ("nanmin", "nanmax") and value.kind == "c":
+        raise Unsupported(f"no Numba emitter for {f} of complex values")
+    if f in ("var", "std") and registers[0][0].kind not in "fc":
+        raise Unsupported(f"{f} accumulating in {registers[0][0]}")
+    rank = f in ("var", "std", "argmin", "argmax")
+    index = f in ("argmin", "argmax")
+    return ReduceSpec(f, value, registers[0][0], registers, rank=rank, index=index)
+
+
+def _monoid_lines(spec: ReduceSpec, v: str, a0: str) -> list[str]:
+    """``a0 = join(a0, v)`` with the emitter of the monoid's ufunc (a reduction without a
+    fold of its own: :data:`~lazyarr.graph.ops.reduction_state.MONOIDS`)."""
+    join = layout(spec.func).pairwise
+    emitter = ufunc_emitter(join) if join is not None else None
+    if emitter is None:
+        raise Unsupported(f"no Numba emitter for reduction {spec.func!r}")
+    scope = Scope()
+    acc = spec.acc
+    text = emitter(scope, [a0, cast(v, spec.value, acc)], [acc, acc], acc)
+    if scope.lines or scope.helpers or scope.status:
+        raise Unsupported(f"{join} needs statements of its own in a fold")
+    return [f"{a0} = {cast(text, acc, acc)}"]
 
 
 def _less(x: str, y: str, dt: np.dtype) -> str:
@@ -140,6 +135,8 @@ def update_lines(spec: ReduceSpec, v: str, base: int = 0, tag: str = "") -> list
     """
     f, vdt, acc = spec.func, spec.value, spec.acc
     a0, a1, a2 = (f"a{base + i}" for i in range(3))
+    if f not in _FOLDS:
+        return _monoid_lines(spec, v, a0)
     A = dtype_text(spec.states[0][0])
     if f in ("sum", "prod", "nansum", "nanprod", "mean", "nanmean"):
         w = cast(v, vdt, acc)

@@ -19,13 +19,14 @@ Anything without an emitter raises :class:`Unsupported`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
     "HELPERS",
+    "NUMPY_KERNEL_KINDS",
     "Operand",
     "Scope",
     "Unsupported",
@@ -35,6 +36,7 @@ __all__ = [
     "dtype_text",
     "isnan_text",
     "literal",
+    "numpy_kernels_only",
     "to_dtype",
     "ufunc_emitter",
     "wrap_as",
@@ -99,6 +101,16 @@ class Scope:
 
 
 # ----------------------------------------------------------------- dtypes, casts, literals
+
+
+NUMPY_KERNEL_KINDS = "mM"
+"""Dtype kinds whose stages run NumPy's kernels on every kernel set, by declaration, not by
+a failed compile: datetimes and timedeltas (units, NaT and their casting rules are NumPy's)."""
+
+
+def numpy_kernels_only(exprs: Sequence[Any]) -> bool:
+    """Whether any of ``exprs`` (a stage's members and inputs) holds a NumPy-kernel dtype."""
+    return any(np.dtype(e.dtype).kind in NUMPY_KERNEL_KINDS for e in exprs)
 
 
 def check_dtype(dt: np.dtype, what: str) -> np.dtype:

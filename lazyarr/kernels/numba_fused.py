@@ -11,8 +11,9 @@ that are contiguous for every operand are merged, so C-contiguous inputs
 run as one flat loop).
 
 Partial states are exactly those of the NumPy reference ``ReduceKernel``
-(``lazyarr.kernels.reference.reduction``), so its ``combine`` and
-``finalize`` apply unchanged.
+(``lazyarr.kernels.reference.reduction``), both laid out by the reduction's
+state description (``lazyarr.graph.ops.reduction_state``), so its
+``combine`` and ``finalize`` apply unchanged.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from numpy.lib.stride_tricks import as_strided
 from lazyarr._lru import LRU
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.elementwise import Elementwise
+from lazyarr.graph.ops.reduction_state import layout
 from lazyarr.kernels.compile import Options, compile_kernel
 from lazyarr.kernels.emit import Kernel, ReduceSpec, Slot, emit_map_joint, emit_reduce_joint
 from lazyarr.kernels.fused import GetRegion
@@ -341,20 +343,17 @@ def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def _state(spec: ReduceSpec, arrays: list[np.ndarray], count: int) -> Any:
-    """The reference partial state from the kernel's accumulators."""
-    f = spec.func
-    if f == "mean":
-        return (arrays[0], count)
-    if f == "nanmean":
-        return (arrays[0], arrays[1])
-    if f in ("var", "std"):
-        shift, mean, m2 = arrays
+    """The reference partial state from the kernel's registers: the fields of the state
+    description in order, its per-block fields (counts) filled in from ``count``."""
+    state = layout(spec.func)
+    registers = iter(arrays)
+    values: list[Any] = [count if f.per_block else next(registers) for f in state.fields]
+    if state.finalize == "moments":  # the mean is held as shift + offset: renormalized
+        n, shift, mean, m2 = values
         with np.errstate(over="ignore", invalid="ignore"):
             hi, lo = _two_sum(shift, mean)
-        return (count, hi, lo, m2)
-    if f in ("argmin", "argmax"):
-        return (arrays[0], arrays[1])
-    return arrays[0]
+        values = [n, hi, lo, m2]
+    return tuple(values) if len(values) > 1 else values[0]
 
 
 def partial_function(

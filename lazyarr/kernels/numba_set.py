@@ -6,7 +6,11 @@ gets a generated Numba kernel (:mod:`lazyarr.kernels.numba_fused`), and
 the sample sort's counts stage a compiled count
 (:mod:`lazyarr.kernels.numba_samplesort`), top-k partials a compiled filter
 (:mod:`lazyarr.kernels.numba_topk`); everything else runs the NumPy
-reference kernels. :meth:`NumbaKernels.supports`
+reference kernels, as do, by declaration, stages holding datetimes or timedeltas
+(:data:`~lazyarr.kernels.emit_ops.NUMPY_KERNEL_KINDS`: NumPy's units and NaT
+rules, no warning). A user's reduction (``la.reduction``) gets its fused
+elementwise body compiled and its ``chunk`` called on the block the body
+makes. :meth:`NumbaKernels.supports`
 answers, per op, whether the emitters can compile it, so the ``fuse`` pass
 never builds a group that would fall back whole.
 
@@ -25,20 +29,23 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lazyarr._lru import LRU
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Elementwise, Reduce
 from lazyarr.graph.ops.elementwise import NUMPY_ONLY
+from lazyarr.graph.ops.userreduce import UserReduce
 from lazyarr.kernels import numba_random, numba_samplesort, numba_topk
 from lazyarr.kernels.compile import CompileError, Options
 from lazyarr.kernels.emit import unsupported
 from lazyarr.kernels.emit_group import structure_text
-from lazyarr.kernels.emit_ops import Unsupported
+from lazyarr.kernels.emit_ops import Unsupported, numpy_kernels_only
+from lazyarr.kernels.fused import GetRegion
 from lazyarr.kernels.numba_fused import (
     joint_map_function,
     joint_partial_function,
     map_function,
     partial_function,
 )
+from lazyarr.kernels.reference import kernel_for
 from lazyarr.kernels.sets import MapFn, PartialFn, ProductFn, ReferenceKernels, SourceFn
 
 __all__ = ["CANNOT_COMPILE", "FallbackWarning", "NumbaKernels"]
@@ -77,6 +84,24 @@ def _all_elementwise(exprs: Sequence[Any]) -> bool:
     return all(isinstance(m.op, Elementwise) for m in exprs)
 
 
+def _user_partial(stage: Any, body: MapFn) -> PartialFn:
+    """The partial of a user's reduction (``la.reduction``) over a compiled body: the body
+    block from the Numba kernel, then the user's ``chunk`` on it."""
+    expr = stage.expr
+    kernel = kernel_for(expr.op)
+    in_shape = expr.inputs[0].shape
+
+    def run(region: Region, get: GetRegion) -> Any:
+        return kernel.partial(expr.op, expr, body(region, get), region, in_shape)
+
+    return run
+
+
+def _numpy_by_declaration(stage: Any) -> bool:
+    """Whether ``stage`` runs NumPy's kernels by its dtypes' declaration (datetimes)."""
+    return numpy_kernels_only((*stage.members, *stage.input_exprs))
+
+
 class NumbaKernels:
     """A kernel set: compiled kernels where possible, NumPy reference kernels elsewhere.
 
@@ -97,7 +122,11 @@ class NumbaKernels:
     @staticmethod
     def supports(expr: Expr) -> bool:
         """Whether the emitters compile ``expr`` (an elementwise op or a reduction)."""
+        if isinstance(expr.op, UserReduce):
+            return True  # its body compiles; the user's functions run on the block it makes
         if not isinstance(expr.op, (Elementwise, Reduce)):
+            return False
+        if numpy_kernels_only((expr, *expr.inputs)):
             return False
         return _SUPPORT.get_or_make(expr.key, lambda: unsupported(expr) is None)
 
@@ -140,6 +169,8 @@ class NumbaKernels:
         return self.reference.generate(expr)
 
     def map(self, stage: Any) -> MapFn:
+        if _numpy_by_declaration(stage):
+            return self.reference.map(stage)
         if numba_samplesort.supports(stage) and not self._small(stage):
             fn = self._compiled(stage, numba_samplesort.counts_map, stage, self.options)
             if fn is not None:
@@ -151,6 +182,8 @@ class NumbaKernels:
         return self.reference.map(stage)
 
     def partial(self, stage: Any) -> PartialFn:
+        if _numpy_by_declaration(stage):
+            return self.reference.partial(stage)
         if numba_topk.supports(stage) and not self._small(stage):
             fn = self._compiled(stage, numba_topk.partial_function, stage, self.options)
             if fn is not None:
@@ -162,6 +195,11 @@ class NumbaKernels:
             )
             if fn is not None:
                 return fn
+        user = isinstance(stage.expr.op, UserReduce) and body and _all_elementwise(body)
+        if user and not self._small(stage):
+            fn = self._compiled(stage, map_function, body, stage.input_exprs, self.options)
+            if fn is not None:
+                return _user_partial(stage, fn)
         return self.reference.partial(stage)
 
     def reduction(self, stage: Any) -> Any:
@@ -183,7 +221,7 @@ class NumbaKernels:
         joint kernel cannot be built (each stage then runs its own kernel,
         and ``joint_refused`` says why).
         """
-        if len(stages) < 2 or any(self._small(s) for s in stages):
+        if len(stages) < 2 or any(self._small(s) or _numpy_by_declaration(s) for s in stages):
             return None
         if all(s.kind == "map" and _all_elementwise(s.members) for s in stages):
             kind = "map"

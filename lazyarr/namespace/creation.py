@@ -140,7 +140,7 @@ def _full_expr(op: str, shape: Any, value: Any, dtype: Any, chunks: Any) -> Expr
         value = value[()]
     # NumPy's choice: the dtype of ``np.array(fill_value)``
     dtype = np.asarray(value).dtype if dtype is None else np.dtype(dtype)
-    if dtype.kind in "OUSVMm":
+    if dtype.kind in "OUSV":
         raise TypeError(f"lazyarr arrays cannot hold dtype {dtype} (fill value {value!r})")
     return full_op(shape, value, dtype, chunks_for(chunks, shape, dtype), is_auto(chunks))
 
@@ -287,6 +287,14 @@ def arange(
     name: str | None = None,
 ) -> LazyArray:
     """Evenly spaced values in ``[start, stop)`` (NumPy's length, dtype and values)."""
+    bounds = (start, stop, step)
+    if any(isinstance(v, (np.datetime64, np.timedelta64)) for v in bounds) or (
+        dtype is not None and np.dtype(dtype).kind in "mM"
+    ):
+        raise NotImplementedError(
+            "lazyarr's arange makes no datetimes or timedeltas yet: take an integer "
+            "arange times a timedelta64 step, plus a datetime64 start"
+        )
     if stop is None:
         start, stop = 0, start
     start, stop, step = (
@@ -301,7 +309,7 @@ def arange(
         out_dtype = np.dtype({"c": np.complex128, "f": np.float64}.get(kind, np.int64))
     else:
         out_dtype = np.dtype(dtype)
-    if out_dtype.kind in "OUSVMm":
+    if out_dtype.kind in "OUSV":
         raise TypeError(f"arange: unsupported dtype {out_dtype}")
     n = _arange_length(start, stop, step)
     if n > np.iinfo(np.intp).max // max(out_dtype.itemsize, 1):

@@ -53,7 +53,7 @@ def is_array_like(obj: Any) -> bool:
 
 def from_reader(reader: Reader, chunks: Any = None) -> LazyArray:
     """A lazy array whose blocks ``reader`` reads when they run."""
-    if reader.dtype.kind in "OUSVMm":
+    if reader.dtype.kind in "OUSV":
         raise TypeError(f"lazyarr arrays cannot hold dtype {reader.dtype}")
     shape = reader.shape
     if is_auto(chunks) and reader.chunks is not None:

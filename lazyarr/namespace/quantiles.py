@@ -297,7 +297,7 @@ def median(
     if n == 0:
         middle = take(s, slice(0, 0), -1)
     r = mean(middle, axis=-1)
-    if x.dtype.kind in "fc" and n > 0:
+    if x.dtype.kind in "fcmM" and n > 0:
         r = _nan_last(s, r, 0)
     return _keepdims(r, x, axes, 0) if keepdims else r
 

@@ -29,7 +29,6 @@ from lazyarr.graph.blockrules import (
 from lazyarr.graph.chunks import Chunks, Grid, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
-from lazyarr.graph.ops.topk import TopK
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
@@ -51,28 +50,10 @@ def region_blocks(chunks: Chunks, region: Region) -> list[tuple[int, ...]]:
     return list(product(*ranges))
 
 
-_STATE_FACTOR = {"var": 3, "std": 3}
-
-
 def _partial_itemsize(stage: Stage) -> int:
-    """Bytes per kept element of a reduction's partial state (an estimate, see below)."""
+    """Bytes per kept element of a reduction's partial state (the op's own estimate)."""
     expr = stage.expr
-    op = expr.op
-    body = expr.inputs[0]
-    if isinstance(op, TopK):
-        return op.state_itemsize(body)
-    func = getattr(op, "func", "sum")
-    acc = getattr(op, "dtype", None)
-    if func in ("argmin", "argmax"):
-        return body.dtype.itemsize + 8
-    if func == "count_nonzero":
-        return 8
-    if func in ("mean", "nanmean", "var", "std"):
-        base = acc.itemsize if acc is not None else max(body.dtype.itemsize, 8)
-        if body.dtype.kind in "fc" and acc is None:
-            base = body.dtype.itemsize
-        return base * _STATE_FACTOR.get(func, 1) + (8 if func == "nanmean" else 0)
-    return acc.itemsize if acc is not None else expr.dtype.itemsize
+    return expr.op.state_itemsize(expr.inputs[0], expr)
 
 
 def _kept_axes(stage: Stage) -> list[int]:
@@ -301,9 +282,9 @@ class StageReads:
         """Estimated bytes of one body block's partial state.
 
         The state has the body block's extent on kept axes and length one on
-        the reduced ones; its element size depends on the reduction (an
-        estimate: ``mean`` adds a count, ``var``/``std`` keep three arrays,
-        ``argmin``/``argmax`` a value and an index).
+        the reduced ones; its element size is the op's
+        (:meth:`~lazyarr.graph.expr.ReduceOp.state_itemsize`: the built-in
+        reductions' from their state description, ``graph/ops/reduction_state.py``).
         """
         if self._partial_bytes is None and self._own_partials:
             # a partial keeps an estimated share of its body block (see the op)

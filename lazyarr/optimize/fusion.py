@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lazyarr.graph.blockrules import n_contraction_parts
-from lazyarr.graph.expr import Expr
-from lazyarr.graph.ops import Elementwise, Reduce
+from lazyarr.graph.expr import Expr, ReduceOp
+from lazyarr.graph.ops import Elementwise
 from lazyarr.graph.ops.indexing import GetItem
 from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
@@ -80,9 +80,14 @@ def is_epilogue_producer(e: Expr) -> bool:
     return is_contraction(e) and n_contraction_parts(e) == 1
 
 
+def _fuses_body(e: Expr) -> bool:
+    """A reduction whose partials compute their elementwise body (``ReduceOp.fuses_body``)."""
+    return isinstance(e.op, ReduceOp) and e.op.fuses_body
+
+
 def may_root(e: Expr) -> bool:
     """An op that can close a fused group (elementwise, a reduction or a contraction)."""
-    return isinstance(e.op, (Elementwise, Reduce)) or is_contraction(e)
+    return isinstance(e.op, Elementwise) or _fuses_body(e) or is_contraction(e)
 
 
 def can_join(
@@ -124,7 +129,7 @@ def can_join(
                 f"the kernels compile {compiled.op.label()} but not {other.op.label()} "
                 "(together they would run on NumPy)"
             )
-    if isinstance(reader.op, Reduce):
+    if _fuses_body(reader):
         return True, ""
     if not isinstance(reader.op, Elementwise):
         return False, f"its reader {reader.op.label()} is not fusible"

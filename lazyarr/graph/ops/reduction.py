@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from itertools import product
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from lazyarr.graph.chunks import Chunks
 from lazyarr.graph.expr import Expr, ReduceOp
 from lazyarr.graph.ops._common import normalize_axes, normalize_axis
+from lazyarr.graph.ops.reduction_state import ReductionState, reduction_state
 
 __all__ = ["REDUCTIONS", "Reduce", "reduce", "reduce_block_inputs"]
 
@@ -50,6 +51,7 @@ class Reduce(ReduceOp):
     """``func`` over ``axes`` of the single input."""
 
     name = "reduce"
+    fuses_body: ClassVar[bool] = True
     func: str = "sum"
     axes: tuple[int, ...] = ()
     keepdims: bool = False
@@ -59,6 +61,13 @@ class Reduce(ReduceOp):
 
     def label(self) -> str:
         return self.func
+
+    def state(self, value: np.dtype, out: np.dtype) -> ReductionState:
+        """The partial state over values of dtype ``value`` (see ``reduction_state``)."""
+        return reduction_state(self.func, value, out, self.dtype)
+
+    def state_itemsize(self, body: Expr, out: Expr) -> int:
+        return self.state(body.dtype, out.dtype).itemsize()
 
 
 def _probe_dtype(func: str, x: Expr, dtype: Any, ddof: float) -> np.dtype:
@@ -94,6 +103,8 @@ def reduce(
     """Build the reduction ``func`` of ``x`` over ``axis`` (NumPy semantics)."""
     if func not in REDUCTIONS:
         raise ValueError(f"unknown reduction {func!r}")
+    if x.dtype.kind in "mM" and func in ("nansum", "nanprod", "nanmean"):
+        func = func[3:]  # NumPy: NaT is no NaN to these, so it propagates as in sum/prod/mean
     flat = False
     if x.ndim == 0 and func not in ("mean", "var", "std") and _is_axis_0(axis):
         # NumPy's quirk: ufunc-based reductions of a 0-d array accept axis 0 / -1

@@ -55,7 +55,7 @@ class TopK(ReduceOp):
     def axis(self) -> int:
         return self.axes[0]
 
-    def state_itemsize(self, body: Expr) -> int:
+    def state_itemsize(self, body: Expr, out: Expr) -> int:
         """Bytes per kept line of one partial state (an estimate for the planners)."""
         return abs(self.k) * (body.dtype.itemsize + (8 if self.arg else 0))
 

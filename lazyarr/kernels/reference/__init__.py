@@ -19,6 +19,7 @@ from lazyarr.kernels.reference import (  # noqa: F401  (imported to register ker
     topk,
     tsqr,
     userfunc,
+    userreduce,
 )
 from lazyarr.kernels.reference.registry import ReduceKernel, kernel_for, register
 

@@ -1,7 +1,11 @@
 """NumPy tree-reduction kernels: partial state per block, combine, finalize.
 
-States keep reduced axes with length one (``keepdims``) so they combine by
-plain broadcasting; ``finalize`` drops them when the op does not keep dims.
+Each reduction's state is laid out as its description says
+(:mod:`lazyarr.graph.ops.reduction_state`): a monoid's partial is its ufunc's
+``reduce``, states are joined field by field with the fields' ufuncs, and
+``finalize`` follows the description's kind. States keep reduced axes with
+length one (``keepdims``) so they combine by plain broadcasting; ``finalize``
+drops them when the op does not keep dims.
 Variance uses Chan et al.'s pairwise update of (count, mean, M2), which is
 stable and matches NumPy's two-pass result to rounding.
 """
@@ -15,6 +19,7 @@ import numpy as np
 
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops import Reduce
+from lazyarr.graph.ops.reduction_state import ReductionState, layout
 from lazyarr.kernels.reference.registry import ReduceKernel, register
 
 __all__ = ["reduce_kernel"]
@@ -27,32 +32,36 @@ def _count(block: np.ndarray, axes: tuple[int, ...]) -> int:
     return n
 
 
-def _acc_dtype(op: Reduce, expr: Expr) -> Any:
-    return op.dtype if op.dtype is not None else expr.dtype
+def _state(op: Reduce, expr: Expr) -> ReductionState:
+    return op.state(expr.inputs[0].dtype, expr.dtype)
 
 
-_NO_IDENTITY = ("min", "max", "nanmin", "nanmax", "argmin", "argmax")
+def _ufunc_dtype(dt: np.dtype) -> Any:
+    """A ufunc's ``dtype=`` for a state of ``dt``: None for timedeltas (a ufunc's ``dtype=``
+    may not name a time unit; NumPy keeps the input's)."""
+    return None if dt.kind in "mM" else dt
 
 
 def _partial(op: Reduce, expr: Expr, block: np.ndarray, region: Region, in_shape: tuple) -> Any:
     f, axes = op.func, op.axes
-    if f in _NO_IDENTITY and _count(block, axes) == 0:
-        # an empty block (zero-length chunks) adds nothing; combine skips it
-        return None
+    state = _state(op, expr)
+    empty = _count(block, axes) == 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        if f in ("sum", "prod", "nansum", "nanprod"):
-            return getattr(np, f)(block, axis=axes, keepdims=True, dtype=_acc_dtype(op, expr))
-        if f in ("min", "max"):
-            return getattr(np, f)(block, axis=axes, keepdims=True)
-        if f in ("nanmin", "nanmax"):
-            ufunc = np.fmin if f == "nanmin" else np.fmax
-            return ufunc.reduce(block, axis=axes, keepdims=True)
-        if f in ("any", "all"):
-            return getattr(np, f)(block, axis=axes, keepdims=True)
+        if state.folds_values:
+            ufunc = getattr(np, state.fields[0].join)
+            if empty and ufunc.identity is None:
+                return None  # NumPy's min/max of nothing: combine skips it
+            field = state.fields[0]
+            if state.skips_nan and block.dtype.kind in "fc":
+                block = np.where(np.isnan(block), field.identity, block)
+            dt = _ufunc_dtype(field.dtype)
+            return ufunc.reduce(block, axis=axes, keepdims=True, dtype=dt)
+        if f in ("argmin", "argmax"):
+            return None if empty else _arg_partial(f, block, axes, region, in_shape, op.flat)
         if f == "count_nonzero":
             return np.count_nonzero(block, axis=axes, keepdims=True).astype(np.intp)
         if f in ("mean", "nanmean"):
-            acc = _float_acc(op, block)
+            acc = state.fields[0].dtype
             if f == "nanmean":
                 mask = ~np.isnan(block)
                 return (
@@ -61,17 +70,8 @@ def _partial(op: Reduce, expr: Expr, block: np.ndarray, region: Region, in_shape
                 )
             return (np.sum(block, axis=axes, keepdims=True, dtype=acc), _count(block, axes))
         if f in ("var", "std"):
-            return _moments(block, axes, _float_acc(op, block))
-        if f in ("argmin", "argmax"):
-            return _arg_partial(f, block, axes, region, in_shape, op.flat)
+            return _moments(block, axes, state.fields[1].dtype)
     raise NotImplementedError(f"no NumPy reduction kernel for {f!r}")
-
-
-def _float_acc(op: Reduce, block: np.ndarray) -> Any:
-    """Accumulation dtype of mean/var: the one asked for, else inexact."""
-    if op.dtype is not None:
-        return op.dtype
-    return block.dtype if block.dtype.kind in "fc" else np.dtype(np.float64)
 
 
 def _abs2(x: np.ndarray) -> np.ndarray:
@@ -144,43 +144,38 @@ def _combine_arg(f: str, a: tuple, b: tuple) -> tuple:
     vb, ib = b
     with np.errstate(invalid="ignore"):
         better = vb < va if f == "argmin" else vb > va
-    if va.dtype.kind in "fc":
+    if va.dtype.kind in "fcmM":  # NaN and NaT win, as in NumPy's argmin/argmax
         nan_a, nan_b = np.isnan(va), np.isnan(vb)
         better = (better & ~nan_a) | (nan_b & ~nan_a)
     # ties keep the first occurrence: the smaller index
     tie = (vb == va) & (ib < ia)
     take_b = better | tie
-    if va.dtype.kind in "fc":
+    if va.dtype.kind in "fcmM":
         take_b = take_b | (np.isnan(va) & np.isnan(vb) & (ib < ia))
     return (np.where(take_b, vb, va), np.where(take_b, ib, ia))
 
 
-def _combine(op: Reduce, a: Any, b: Any) -> Any:
-    f = op.func
-    if a is None or b is None:
-        return b if a is None else a
-    if f in ("sum", "nansum", "count_nonzero"):
-        return a + b
-    if f in ("prod", "nanprod"):
-        return a * b
-    if f == "min":
-        return np.minimum(a, b)
-    if f == "max":
-        return np.maximum(a, b)
-    if f in ("nanmin", "nanmax"):
-        return np.fmin(a, b) if f == "nanmin" else np.fmax(a, b)
-    if f == "any":
-        return a | b
-    if f == "all":
-        return a & b
-    if f in ("mean", "nanmean"):
-        return (a[0] + b[0], a[1] + b[1])
-    if f in ("var", "std"):
+def _join(state: ReductionState, a: Any, b: Any) -> Any:
+    """Two states joined as ``state`` says: field by field with the fields' ufuncs, else by
+    the reduction's own rule (Chan's moments, the first of the best values)."""
+    if all(f.join for f in state.fields):
+        joined = tuple(getattr(np, f.join)(x, y) for f, x, y in zip(state.fields, a, b))
+        return joined if len(joined) > 1 else joined[0]
+    if state.finalize == "moments":
         with np.errstate(invalid="ignore", over="ignore"):
             return _combine_moments(a, b)
-    if f in ("argmin", "argmax"):
-        return _combine_arg(f, a, b)
-    raise NotImplementedError(f"no NumPy reduction kernel for {f!r}")
+    if state.finalize == "index":
+        return _combine_arg(state.func, a, b)
+    raise NotImplementedError(f"no NumPy combine for reduction {state.func!r}")
+
+
+def _combine(op: Reduce, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return b if a is None else a
+    state = layout(op.func)
+    if len(state.fields) == 1:
+        a, b = (a,), (b,)
+    return _join(state, a, b)
 
 
 def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
@@ -188,10 +183,11 @@ def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
     if state is None:
         # only reachable when every block was empty, which reduce() refuses
         raise ValueError(f"zero-size array to reduction operation {f} which has no identity")
-    if f in ("mean", "nanmean"):
+    how = _state(op, expr).finalize
+    if how == "divide":
         total, count = state
         out = np.true_divide(total, count)
-    elif f in ("var", "std"):
+    elif how == "moments":
         n, _, _, m2 = state
         denom = max(n - op.ddof, 0)
         if denom == 0:
@@ -200,7 +196,7 @@ def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
             out = np.true_divide(m2, denom)
         if f == "std":
             out = np.sqrt(out)
-    elif f in ("argmin", "argmax"):
+    elif how == "index":
         out = state[1]
     else:
         out = np.asarray(state)
@@ -213,27 +209,17 @@ def _finalize(op: Reduce, expr: Expr, state: Any) -> np.ndarray:
     return np.asarray(out)
 
 
-_PAIRWISE = {
-    "sum": np.add,
-    "nansum": np.add,
-    "count_nonzero": np.add,
-    "prod": np.multiply,
-    "nanprod": np.multiply,
-    "min": np.minimum,
-    "max": np.maximum,
-    "nanmin": np.fmin,
-    "nanmax": np.fmax,
-    "any": np.bitwise_or,
-    "all": np.bitwise_and,
-}
-"""The ufunc :func:`_combine` applies to two array states, per reduction."""
+def _pairwise(op: Reduce) -> Any:
+    """The ufunc joining two array states of ``op`` (None: its states are tuples)."""
+    name = layout(op.func).pairwise
+    return None if name is None else getattr(np, name)
 
 
 reduce_kernel = register(Reduce)(
     ReduceKernel(
         partial=_partial,
-        combine=lambda op, a, b: _combine(op, a, b),
+        combine=_combine,
         finalize=_finalize,
-        pairwise=lambda op: _PAIRWISE.get(op.func),
+        pairwise=_pairwise,
     )
 )

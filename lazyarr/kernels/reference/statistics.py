@@ -27,6 +27,11 @@ def _region_shape(out: Region) -> tuple[int, ...]:
     return tuple(s.stop - s.start for s in out)
 
 
+def _ufunc_dtype(expr: Expr) -> np.dtype | None:
+    """The scan's ``dtype=``: None for timedeltas (a ufunc's ``dtype=`` may not name a unit)."""
+    return None if expr.dtype.kind in "mM" else expr.dtype
+
+
 def _identity(func: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.full(shape, SCAN_FUNCS[func][2], dtype=dtype)
 
@@ -35,7 +40,7 @@ def _identity(func: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 def scan_blocks(op: ScanBlocks, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
     # a block may start past the NaN that kept NumPy's whole-array scan quiet
     with np.errstate(over="ignore", invalid="ignore"):
-        return SCAN_FUNCS[op.func][0](x, axis=op.axis, dtype=expr.dtype)
+        return SCAN_FUNCS[op.func][0](x, axis=op.axis, dtype=_ufunc_dtype(expr))
 
 
 @register(ScanTotals)
@@ -52,7 +57,7 @@ def scan_carry(op: ScanCarry, expr: Expr, out: Region, totals: np.ndarray) -> np
     first = _identity(op.func, (*totals.shape[:ax], 1, *totals.shape[ax + 1 :]), expr.dtype)
     head = np.take(totals, np.arange(totals.shape[ax] - 1), axis=ax)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.concatenate([first, scan(head, axis=ax, dtype=expr.dtype)], axis=ax)
+        return np.concatenate([first, scan(head, axis=ax, dtype=_ufunc_dtype(expr))], axis=ax)
 
 
 @register(ScanCombine)
@@ -60,7 +65,7 @@ def scan_combine(op: ScanCombine, expr: Expr, out: Region, *arrays: np.ndarray) 
     local = arrays[0]
     if len(arrays) == 2:
         with np.errstate(over="ignore", invalid="ignore"):
-            local = SCAN_FUNCS[op.func][1](local, arrays[1], dtype=expr.dtype)
+            local = SCAN_FUNCS[op.func][1](local, arrays[1], dtype=_ufunc_dtype(expr))
     if op.include_initial and out[op.axis].start == 0:
         shape = (*local.shape[: op.axis], 1, *local.shape[op.axis + 1 :])
         local = np.concatenate([_identity(op.func, shape, expr.dtype), local], axis=op.axis)
