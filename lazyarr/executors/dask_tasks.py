@@ -42,7 +42,16 @@ from lazyarr.optimize.tasks import Task
 from . import dask_stats
 from .blockwork import StageCode, run_task
 
-__all__ = ["Slab", "StagePayload", "detached", "identity", "task_fn"]
+__all__ = [
+    "BatchValues",
+    "Slab",
+    "StagePayload",
+    "batch_fn",
+    "detached",
+    "identity",
+    "pick_value",
+    "task_fn",
+]
 
 ErrState = tuple[tuple[str, str], ...]
 """The client's ``np.geterr()`` items: floating-point errors behave as they would there."""
@@ -202,6 +211,54 @@ def _sizeof_slab(slab: Slab) -> int:
     return sum(b.nbytes for b in slab.values())
 
 
+class BatchValues(tuple):
+    """The values of a batch's tasks, in its order (:func:`batch_fn`); its size, for Dask's
+    memory and transfer accounting, is theirs."""
+
+    __slots__ = ()
+
+
+@sizeof.register(BatchValues)
+def _sizeof_batch(values: BatchValues) -> int:
+    return sum(sizeof(v) for v in values)
+
+
+def pick_value(values: Any, where: Any) -> Any:
+    """A task's value out of a batch's values (or a block out of a slab): one block's key."""
+    return values[where]
+
+
+Reads = tuple[tuple[int, Any], ...]
+"""Per dependency of a task in a batch: which of the batch's values holds it, and where in
+that value (a batch's position, a slab's key), or None for the whole value."""
+
+
+def batch_fn(
+    payload: StagePayload,
+    tasks: tuple[Task, ...],
+    errstate: ErrState,
+    reads: tuple[Reads, ...],
+    *values: Any,
+) -> BatchValues:
+    """The values of ``tasks`` (one stage's, one kind's), one after another in this call.
+
+    ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
+    Each task is timed for the statistics as if it were its own Dask task.
+    """
+    code = payload.code()
+    out = []
+    times = []
+    now = time.time
+    with np.errstate(**dict(errstate)):
+        for task, where in zip(tasks, reads, strict=True):
+            got = [values[i] if p is None else values[i][p] for i, p in where]
+            start = now()
+            out.append(run_task(task, code, got))
+            times.append((start, now()))
+    dask_stats.record_tasks(payload.stage.name, times)
+    return BatchValues(out)
+
+
 def identity(x: Any) -> Any:
     """A task that returns its argument (a payload with lineage; a move to another worker)."""
     return x
@@ -226,8 +283,9 @@ def task_fn(
 ) -> Any:
     """The value of one lowered task of the payload's stage, from the values it reads.
 
-    ``picks``: per value, the key of the block to take out of it when the value is a
-    slab of scattered blocks (a dict), else None; None when no value is a slab.
+    ``picks``: per value, where the value read sits inside it (a block's key when it is a
+    slab of scattered blocks, a position when it is a batch's values), else None; None
+    when every value is read whole.
     """
     if picks is not None:
         values = tuple(v if p is None else v[p] for v, p in zip(values, picks))
