@@ -28,7 +28,6 @@ A group of one task, and a task alone over its budget, stays a plain task.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection
 
 import numpy as np
@@ -143,29 +142,27 @@ def plan_batches(
 def _split(
     graph: TaskGraph, tids: list[int], at_least: int, budget: int | None
 ) -> list[tuple[list[int], int]]:
-    """``tids`` cut in order into about ``at_least`` equal runs (fewer when there are fewer
-    tasks), each cut again where its working set would pass ``budget``."""
+    """``tids`` cut in order into ``at_least`` runs of nearly equal counts (fewer when there
+    are fewer tasks), each cut again where its working set would pass ``budget``."""
     tasks = graph.tasks
-    size = max(1, math.ceil(len(tids) / max(1, at_least)))
+    k = max(1, min(len(tids), at_least))
     out: list[tuple[list[int], int]] = []
-    run: list[int] = []
-    seen: set[int] = set()
-    nbytes = 0
-    for tid in tids:
-        t = tasks[tid]
-        reads = sum(tasks[d].nbytes for d in set(t.deps) - seen)
-        cost = t.nbytes + reads
-        full = len(run) >= size or (budget is not None and nbytes + cost > budget)
-        if run and full:
+    for i in range(k):
+        run: list[int] = []
+        seen: set[int] = set()
+        nbytes = 0
+        for tid in tids[i * len(tids) // k : (i + 1) * len(tids) // k]:
+            t = tasks[tid]
+            cost = t.nbytes + sum(tasks[d].nbytes for d in set(t.deps) - seen)
+            if run and budget is not None and nbytes + cost > budget:
+                out.append((run, nbytes))
+                run, seen, nbytes = [], set(), 0
+                cost = t.nbytes + sum(tasks[d].nbytes for d in set(t.deps))
+            run.append(tid)
+            seen.update(t.deps)
+            nbytes += cost
+        if run:
             out.append((run, nbytes))
-            run, seen, nbytes = [], set(), 0
-            reads = sum(tasks[d].nbytes for d in set(t.deps))
-            cost = t.nbytes + reads
-        run.append(tid)
-        seen.update(t.deps)
-        nbytes += cost
-    if run:
-        out.append((run, nbytes))
     return out
 
 
