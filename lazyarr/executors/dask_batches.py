@@ -17,10 +17,11 @@ How many batches a group of tasks becomes:
   the group may run on (its planned worker's threads, every thread when it
   is unplaced), so a lost or slow worker's share can move (work stealing
   moves a batch) and stages pipeline;
-* **order**: tasks the schedule orders (priorities, barriers, ``after``
-  chains: ``optimize/schedule.py``) stay single, as do tree combine steps
-  (they read each other) and tasks whose values are not made by a task
-  (scattered or persisted blocks).
+* **order**: a batch's tasks never read each other: a tree's combine steps
+  are grouped by their level (their depth among their stage's tasks); tasks
+  the schedule orders (priorities, barriers, ``after`` chains:
+  ``optimize/schedule.py``) stay single, as do tasks whose values are not
+  made by a task (scattered or persisted blocks).
 
 A group of one task, and a task alone over its budget, stays a plain task.
 """
@@ -51,14 +52,22 @@ BATCHES_PER_THREAD = 2
 """At least this many batches per worker thread a group may run on (when it has the tasks)."""
 
 BATCHED_KINDS = frozenset(
-    {TaskKind.SOURCE, TaskKind.BLOCK, TaskKind.PARTIAL, TaskKind.PRODUCT, TaskKind.FINALIZE}
+    {
+        TaskKind.SOURCE,
+        TaskKind.BLOCK,
+        TaskKind.PARTIAL,
+        TaskKind.PRODUCT,
+        TaskKind.COMBINE,
+        TaskKind.FINALIZE,
+    }
 )
-"""Kinds whose tasks never read a task of their own stage and kind (``COMBINE`` steps do)."""
+"""Kinds run in batches (``JOINT`` tasks are the numba executor's)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Batch:
-    """Tasks ``tids`` (ids in the task graph, in its order) of one stage, kind and worker."""
+    """Tasks ``tids`` (ids in the task graph, in its order) of one stage, kind and worker (and
+    level, for a tree's combine steps)."""
 
     stage: int
     kind: TaskKind
@@ -114,18 +123,21 @@ def plan_batches(
     order = graph.schedule or Schedule()
     ordered = _ordered_stages(graph, order)
     skip = set(made_elsewhere) | ordered
-    groups: dict[tuple[int, int, int], list[int]] = {}
+    # a task's depth among its own stage's tasks (a tree's combine steps by level): tasks
+    # of one stage, kind, worker and depth never read each other
+    depth = np.zeros(len(tasks), dtype=np.int64)
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
     for tid, t in enumerate(tasks):
+        own = [int(depth[d]) + 1 for d in t.deps if tasks[d].stage == t.stage]
+        if own:
+            depth[tid] = max(own)
         if t.kind in BATCHED_KINDS and t.stage not in skip:
-            groups.setdefault((t.stage, int(t.kind), t.worker), []).append(tid)
+            groups.setdefault((t.stage, int(t.kind), t.worker, int(depth[tid])), []).append(tid)
     budget = batch_budget(memory_limit, threads)
     batch_of = np.full(len(tasks), -1, dtype=np.int64)
     position = np.full(len(tasks), -1, dtype=np.int64)
     batches: list[Batch] = []
-    for (si, kind, w), tids in groups.items():
-        members = set(tids)
-        # a task reading a task of its own group stays alone (never seen; kept safe)
-        tids = [t for t in tids if not members.intersection(tasks[t].deps)]
+    for (si, kind, w, _), tids in groups.items():
         if len(tids) < 2:
             continue
         runners = threads if w >= 0 else threads * max(1, workers)

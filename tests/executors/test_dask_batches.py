@@ -221,3 +221,29 @@ def test_a_reduction_with_tree_parts_is_the_same_either_way(dask_ex, batch):
     with config.set({"dask.batch-tasks": batch}):
         got = y.compute(executor="dask")
     np.testing.assert_allclose(got, data.sum(axis=0) * 2)
+
+
+def test_a_trees_combine_steps_are_batched_by_level():
+    """A reduction the place pass made a tree: its combine steps batch per worker and level,
+    and no batch holds a task that reads another of its tasks."""
+    y = la.random.random(200_000, chunks=100, seed=3).sum()  # 2,000 partials, one block
+    context = {
+        "n_workers": 2,
+        "workers": ("tcp://w:0", "tcp://w:1"),
+        "hosts": ("h", "h"),
+        "threads": 1,
+        "memory_limit": 1 << 30,
+    }
+    with config.set({"array.min-chunk-size": 0}):
+        plan = api.make_plan([y._expr], "dask", tuple(config.get("optimize.passes")), extra=context)
+    if not any(s.placement and s.placement.tree for s in plan.stages.values()):
+        pytest.skip("the placement pass made no tree stage")
+    graph = lower(plan, generate_in_place=True)
+    got = plan_batches(graph, workers=2, threads=1, memory_limit=1 << 30)
+    combines = [b for b in got.batches if b.kind == TaskKind.COMBINE]
+    assert combines
+    for b in got.batches:
+        mine = set(b.tids)
+        assert not any(mine.intersection(graph.tasks[t].deps) for t in b.tids)
+    lone = int((got.batch_of < 0).sum())
+    assert len(got.batches) + lone < graph.kinds()["COMBINE"]  # far fewer Dask tasks
