@@ -41,6 +41,7 @@ from .dask_graph import DaskGraph
 from .dask_tasks import (
     Slab,
     StagePayload,
+    TaskColumns,
     after_token,
     batch_fn,
     detached,
@@ -262,7 +263,7 @@ class _Run:
             if payload is None:
                 in_place = tuple(graph.inputs_in_place(batch.stage))
                 payload = payloads[batch.stage] = self._payload(stage, in_place)
-            members = tuple(tasks[t] for t in batch.tids)
+            members = TaskColumns(tasks[t] for t in batch.tids)
             values, reads = self._reads(tuple(t.deps for t in members), batch.worker)
             self.task(
                 batch_fn,

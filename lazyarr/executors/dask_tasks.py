@@ -37,7 +37,7 @@ from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.graph.ops.userfunc import UserFunc
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.plan import Stage
-from lazyarr.optimize.tasks import Task
+from lazyarr.optimize.tasks import Task, TaskKind
 
 from . import dask_stats
 from .blockwork import StageCode, run_task
@@ -46,6 +46,7 @@ __all__ = [
     "BatchValues",
     "Slab",
     "StagePayload",
+    "TaskColumns",
     "batch_fn",
     "detached",
     "identity",
@@ -211,6 +212,72 @@ def _sizeof_slab(slab: Slab) -> int:
     return sum(b.nbytes for b in slab.values())
 
 
+class TaskColumns(tuple):
+    """A batch's tasks (one stage's, one kind's), pickled as columns of numbers.
+
+    Pickling 10^5 :class:`~lazyarr.optimize.tasks.Task` objects (each region a
+    tuple of slices) cost the client, the scheduler (which unpickles and pickles
+    the graph again) and the workers more than running them; a batch's tasks
+    travel as integer arrays instead and come back as plain Task tuples. Only
+    what running a task reads is kept (kind, stage, block, part, region,
+    inputs, parts' regions).
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple:
+        if not self:
+            return (tuple, ())
+        first = self[0]
+        ndim = len(first.region)
+        regions = np.empty((len(self), ndim, 2), dtype=np.int64)
+        index = np.empty((len(self), len(first.index)), dtype=np.int64)
+        try:
+            for k, t in enumerate(self):
+                if len(t.region) != ndim or len(t.index) != index.shape[1]:
+                    raise TypeError("ragged")
+                regions[k, :, 0] = [r.start for r in t.region]
+                regions[k, :, 1] = [r.stop for r in t.region]
+                index[k] = t.index
+        except TypeError:  # ragged, or a slice without bounds: the tasks as they are
+            return (tuple, (tuple(self),))
+        parts = np.fromiter((t.part for t in self), dtype=np.int64, count=len(self))
+        inputs = [t.inputs for t in self]
+        products = [t.regions for t in self]
+        return (
+            _tasks_from_columns,
+            (int(first.kind), first.stage, index, parts, regions, inputs, products),
+        )
+
+
+def _tasks_from_columns(
+    kind: int,
+    stage: int,
+    index: np.ndarray,
+    parts: np.ndarray,
+    regions: np.ndarray,
+    inputs: list,
+    products: list,
+) -> tuple[Task, ...]:
+    """The tasks :meth:`TaskColumns.__reduce__` wrote as columns."""
+    k = TaskKind(kind)
+    return tuple(
+        Task(
+            k,
+            stage,
+            tuple(i),
+            tuple(slice(a, b) for a, b in r),
+            (),
+            ins,
+            part=part,
+            regions=prod,
+        )
+        for i, part, r, ins, prod in zip(
+            index.tolist(), parts.tolist(), regions.tolist(), inputs, products, strict=True
+        )
+    )
+
+
 class BatchValues(tuple):
     """The values of a batch's tasks, in its order (:func:`batch_fn`); its size, for Dask's
     memory and transfer accounting, is theirs."""
@@ -235,7 +302,7 @@ that value (a batch's position, a slab's key), or None for the whole value."""
 
 def batch_fn(
     payload: StagePayload,
-    tasks: tuple[Task, ...],
+    tasks: Sequence[Task],
     errstate: ErrState,
     reads: tuple[Reads, ...],
     *values: Any,

@@ -247,3 +247,24 @@ def test_a_trees_combine_steps_are_batched_by_level():
         assert not any(mine.intersection(graph.tasks[t].deps) for t in b.tids)
     lone = int((got.batch_of < 0).sum())
     assert len(got.batches) + lone < graph.kinds()["COMBINE"]  # far fewer Dask tasks
+
+
+def test_a_batchs_tasks_travel_as_columns_and_come_back_equal():
+    import pickle
+
+    from lazyarr.executors.dask_tasks import TaskColumns
+
+    x = la.asarray(np.arange(600.0).reshape(20, 30), chunks=(5, 7))
+    y = (x @ x.T).sum(axis=0)
+    graph = lower(_plan(y, workers=2), generate_in_place=True)
+    fields = ("kind", "stage", "index", "part", "region", "inputs", "regions")
+    kinds = {}
+    for t in graph.tasks:
+        kinds.setdefault((t.stage, t.kind), []).append(t)
+    assert len(kinds) >= 2
+    for tasks in kinds.values():
+        back = pickle.loads(pickle.dumps(TaskColumns(tasks)))
+        assert type(back) is tuple and len(back) == len(tasks)
+        for a, b in zip(tasks, back, strict=True):
+            assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+    assert pickle.loads(pickle.dumps(TaskColumns())) == ()
