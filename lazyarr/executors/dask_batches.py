@@ -63,6 +63,9 @@ BATCHED_KINDS = frozenset(
 )
 """Kinds run in batches (``JOINT`` tasks are the numba executor's)."""
 
+_READ_OWN_STAGE = frozenset({TaskKind.COMBINE, TaskKind.FINALIZE})
+"""Kinds whose tasks read tasks of their own stage (the others read other stages' blocks)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class Batch:
@@ -128,11 +131,13 @@ def plan_batches(
     depth = np.zeros(len(tasks), dtype=np.int64)
     groups: dict[tuple[int, int, int, int], list[int]] = {}
     for tid, t in enumerate(tasks):
-        own = [int(depth[d]) + 1 for d in t.deps if tasks[d].stage == t.stage]
-        if own:
-            depth[tid] = max(own)
+        level = 0
+        if t.kind in _READ_OWN_STAGE:
+            stage = t.stage
+            level = max((int(depth[d]) + 1 for d in t.deps if tasks[d].stage == stage), default=0)
+            depth[tid] = level
         if t.kind in BATCHED_KINDS and t.stage not in skip:
-            groups.setdefault((t.stage, int(t.kind), t.worker, int(depth[tid])), []).append(tid)
+            groups.setdefault((t.stage, int(t.kind), t.worker, level), []).append(tid)
     budget = batch_budget(memory_limit, threads)
     batch_of = np.full(len(tasks), -1, dtype=np.int64)
     position = np.full(len(tasks), -1, dtype=np.int64)
@@ -165,13 +170,15 @@ def _split(
         nbytes = 0
         for tid in tids[i * len(tids) // k : (i + 1) * len(tids) // k]:
             t = tasks[tid]
-            cost = t.nbytes + sum(tasks[d].nbytes for d in set(t.deps) - seen)
+            deps = t.deps
+            cost = t.nbytes + (sum(tasks[d].nbytes for d in set(deps) - seen) if deps else 0)
             if run and budget is not None and nbytes + cost > budget:
                 out.append((run, nbytes))
                 run, seen, nbytes = [], set(), 0
                 cost = t.nbytes + sum(tasks[d].nbytes for d in set(t.deps))
             run.append(tid)
-            seen.update(t.deps)
+            if deps:
+                seen.update(deps)
             nbytes += cost
         if run:
             out.append((run, nbytes))

@@ -291,16 +291,24 @@ class _Run:
 
     def _value(self, d: int, worker: int, readers: dict[int, int] | None) -> tuple[Any, Any]:
         """``(reference, where inside it)`` of task ``d``'s value for a reader on planned
-        ``worker``; ``readers``: how many of each batch's values the reader reads."""
+        ``worker``; ``readers``: how many of each batch's values the reader reads.
+
+        The batch's values themselves on the batch's worker, or where the reader reads
+        all of them (moving them all moves the bytes the plan predicts); a placed batch's
+        single value elsewhere through a getter; an unplaced batch whole when the reader
+        reads at least half of it.
+        """
         b = int(self.batches.batch_of[d])
         if b < 0:
             ref = self._refs[d]
             return (ref.slab, ref.key) if type(ref) is _Pick else (ref, None)
         batch = self.batches.batches[b]
         pos = int(self.batches.position[d])
-        if (batch.worker >= 0 and batch.worker == worker) or (
-            readers is not None and 2 * readers.get(b, 0) >= len(batch.tids)
-        ):
+        read = readers.get(b, 0) if readers is not None else 0
+        # placed: the batch moves only where the planned bytes say so (its worker, or every
+        # value read); unplaced: the whole batch when most of it is read
+        whole = read == len(batch.tids) or (batch.worker < 0 and 2 * read >= len(batch.tids))
+        if (batch.worker >= 0 and batch.worker == worker) or whole:
             return self._batch_refs[b], pos
         return self._getter(d), None
 
