@@ -202,6 +202,7 @@ class DaskExecutor:
         graph = lower(plan, outputs, generate_in_place=True)
         progress = _Clamped(progress or NullProgress(), graph.nblocks)
         placement = str(config.get("dask.placement"))
+        batch = bool(config.get("dask.batch-tasks"))
         stats = RunStats(self.name)
         t0 = time.perf_counter()
         try:
@@ -226,6 +227,7 @@ class DaskExecutor:
                     fetch=fetch,
                     threads=int(live.get("threads") or 1),
                     memory_limit=_planned_memory(live),
+                    batch=batch,
                 )
                 try:
                     run.submit()

@@ -8,8 +8,9 @@ each one Dask task calling :func:`.dask_tasks.batch_fn`; the other tasks
 one Dask task each (:func:`.dask_tasks.task_fn`), with the schedule's order
 facts as priorities and token tasks. A task reads a value made in a batch
 straight from the batch's values when it runs on the batch's worker or reads
-most of the batch; else a getter task (the value's own key, on the batch's
-worker) hands it that value alone, so only it moves. Kept blocks in a batch
+all of them (an unplaced batch: at least half); else a getter task (the
+value's own key, on the batch's worker) hands it that value alone, so only
+it moves, as the placement plan predicts. Kept blocks in a batch
 are fetched with the batch (``execute``) or get a getter each (``persist``:
 every kept block keeps a key and a future of its own). :meth:`_Run.wait`
 follows the futures, counts finished blocks and raises
@@ -118,6 +119,7 @@ class _Run:
         fetch: bool = True,
         threads: int = 1,
         memory_limit: int | None = None,
+        batch: bool = True,
     ) -> None:
         self.client = client
         # ``watched``: someone counts finished blocks (the client then holds a future
@@ -127,7 +129,7 @@ class _Run:
         self.fetch = fetch
         # worker threads and the memory a worker's blocks may take: the batches' sizes
         self.threads, self.memory_limit = threads, memory_limit
-        self.batch = bool(config.get("dask.batch-tasks"))
+        self.batch = batch  # config ``dask.batch-tasks``: a stage's tasks in batches
         self.lowered = lowered
         plan = lowered.plan
         self.placement = placement
@@ -180,10 +182,8 @@ class _Run:
     def submit(self) -> None:
         """Scatter this process's blocks, then send every lowered task as one graph.
 
-        Tasks of a batch (:mod:`.dask_batches`) are one Dask task; a task reads a value
-        made in a batch straight out of the batch's values when it runs on the batch's
-        worker or reads most of the batch, else through a getter task (the block's own
-        key) on the batch's worker, so only that block moves.
+        Tasks of a batch (:mod:`.dask_batches`) are one Dask task; how a task reads a
+        value made in a batch: :meth:`_value`.
         """
         graph = self.lowered
         tasks = graph.tasks
