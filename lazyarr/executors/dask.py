@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from distributed import Client, get_worker
 from distributed.client import FutureCancelledError
+from distributed.comm.core import CommClosedError
 
 from lazyarr import config
 from lazyarr.graph.expr import Expr
@@ -76,6 +77,18 @@ def _planned_memory(info: dict[str, Any]) -> int | None:
     if limit is not None:
         return config.parse_bytes(limit)
     return info.get("memory_limit")
+
+
+def _scheduler_lost(client: Client, wait: float = 1.0) -> bool:
+    """The client lost its scheduler (it notices a closed stream within ``wait`` seconds)."""
+    deadline = time.monotonic() + wait
+    while True:
+        comm = getattr(client.scheduler_comm, "comm", None)
+        if client.status != "running" or comm is None or comm.closed():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
 
 
 def _scheduler_address(client: Client) -> str:
@@ -246,6 +259,13 @@ class DaskExecutor:
                         ) from e
                     retries += 1
                     continue
+                except CommClosedError as e:  # a fetch or gather met the scheduler gone
+                    if not _scheduler_lost(client):
+                        raise
+                    raise SchedulerUnreachable(
+                        f"the Dask scheduler at {_scheduler_address(client)} was lost "
+                        f"during the compute ({e}); nothing was kept"
+                    ) from e
                 break
         finally:
             progress.finish()
