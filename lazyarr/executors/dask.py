@@ -245,7 +245,7 @@ class DaskExecutor:
                 try:
                     run.submit()
                     run.wait(progress, fetch=fetch)
-                    result = fetch_all(client, run.kept) if fetch else run.kept
+                    result = fetch_all(client, run.kept, run._check_stalled) if fetch else run.kept
                 except (_LostData, FutureCancelledError) as e:
                     if client.status != "running":
                         raise SchedulerUnreachable(

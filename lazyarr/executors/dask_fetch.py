@@ -10,6 +10,8 @@ still to be merged); a batch gathers finished blocks once about
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,8 +50,14 @@ class FetchBatch:
     """Finished kept blocks, gathered here a batch at a time; each value replaces its
     future in ``kept`` (the worker then frees the block)."""
 
-    def __init__(self, client: Client, lowered: TaskGraph, kept: dict[str, Blocks]) -> None:
-        self.client, self.kept = client, kept
+    def __init__(
+        self,
+        client: Client,
+        lowered: TaskGraph,
+        kept: dict[str, Blocks],
+        on_idle: Callable[[float], None] | None = None,
+    ) -> None:
+        self.client, self.kept, self.on_idle = client, kept, on_idle
         # per key: the blocks it holds (a batch's values: several, each at its position)
         self.where: dict[Any, list[tuple[str, Index, int | None]]] = {}
         self.nbytes: dict[Any, int] = {}
@@ -77,7 +85,7 @@ class FetchBatch:
     def flush(self) -> None:
         if not self.pending:
             return
-        values = self.client.gather(self.pending)
+        values = gather_watched(self.client, self.pending, self.on_idle)
         for fut, value in zip(self.pending, values, strict=True):
             for o, idx, position in self.where.pop(fut.key):
                 self.kept[o][idx] = value if position is None else value[position]
@@ -91,7 +99,32 @@ def _future_of(ref: Any) -> tuple[Future | None, int | None]:
     return (ref, None) if isinstance(ref, Future) else (None, None)
 
 
-def fetch_all(client: Client, blocks: dict[str, Blocks]) -> dict[str, dict[Index, np.ndarray]]:
+_NOT_YET = frozenset({"pending", "lost"})
+"""States of a future whose value is not on a worker now (being computed, or again)."""
+
+
+def gather_watched(
+    client: Client, futures: list[Future], on_idle: Callable[[float], None] | None
+) -> list[Any]:
+    """``client.gather(futures)``, calling ``on_idle(seconds)`` each second they are not all
+    done (it may raise): a value lost with its worker is computed again, or, where it can
+    run nowhere else, the caller says so instead of a gather that waits for ever."""
+    if on_idle is not None:
+        since = checked = time.monotonic()
+        while any(f.status in _NOT_YET for f in futures):
+            time.sleep(0.02)
+            now = time.monotonic()
+            if now - checked >= 1.0:
+                checked = now
+                on_idle(now - since)
+    return client.gather(futures)
+
+
+def fetch_all(
+    client: Client,
+    blocks: dict[str, Blocks],
+    on_idle: Callable[[float], None] | None = None,
+) -> dict[str, dict[Index, np.ndarray]]:
     """The values of every block: those still futures (not fetched by a batch) gathered in
     one call (a batch task's values once for all its blocks)."""
     got: dict[str, dict[Index, np.ndarray]] = {o: dict(bl) for o, bl in blocks.items()}
@@ -103,7 +136,7 @@ def fetch_all(client: Client, blocks: dict[str, Blocks]) -> dict[str, dict[Index
             if future is not None:
                 order.setdefault(future.key, future)
                 wait.append((o, i, future.key, position))
-    values = dict(zip(order, client.gather(list(order.values())), strict=True))
+    values = dict(zip(order, gather_watched(client, list(order.values()), on_idle), strict=True))
     for o, i, key, position in wait:
         got[o][i] = values[key] if position is None else values[key][position]
     return got

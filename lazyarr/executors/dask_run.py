@@ -481,7 +481,9 @@ class _Run:
         done = as_completed(self.tasks, loop=self.client.loop)
         self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
         fut = None
-        batch = FetchBatch(self.client, self.lowered, self.kept) if fetch else None
+        batch = (
+            FetchBatch(self.client, self.lowered, self.kept, self._check_stalled) if fetch else None
+        )
         try:
             if self.ready_blocks:
                 progress.advance(self.ready_blocks)
