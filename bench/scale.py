@@ -8,7 +8,10 @@ scheduling). All systems are driven from one process, on the same data and chunk
   one call; the floor that the overhead goal subtracts;
 * ``lazyarr numba``, ``lazyarr numpy``, ``lazyarr dask``: ``.compute(executor=...)``;
   the dask executor starts its own ``LocalCluster`` from config
-  (``dask.n-workers`` 2, ``dask.threads-per-worker`` 1, processes, loopback);
+  (``dask.n-workers`` 2, ``dask.threads-per-worker`` 1, processes, loopback) and
+  runs each stage's blocks of one worker as a few batch tasks (issue 27);
+  ``lazyarr dask per-block`` is the same with ``dask.batch-tasks: false`` (a Dask
+  task per block, as before batches);
 * ``dask.array threads``: ``dask.compute(..., scheduler="threads")``;
 * ``dask.array distributed``: the same collection computed on that same
   LocalCluster (its client is ``la.cluster()``), so both distributed systems
@@ -85,6 +88,8 @@ goal reads "not measured"):
   costs above doing the same arithmetic in one NumPy call;
 * planning <= 20 µs per block, on every executor;
 * lazyarr dask µs per block <= 0.5 x dask.array distributed's, same chunks and ops;
+* issue 27: lazyarr dask <= 60 µs per block (workloads 1-4), and <= 3x the
+  numba executor's µs per block at the same size;
 * la.random in 100-element blocks within 2x of 10^6-element blocks (5b), with
   the blocks merged as by default (5c: ``array.min-chunk-size`` is 1 MiB, so the
   reblock pass merges blocks a user writes smaller). The same ratio with the
@@ -146,11 +151,19 @@ SEED = 42
 RTOL = 1e-8
 
 NUMPY = "numpy (one array)"
-LAZY = {"lazyarr numba": "numba", "lazyarr numpy": "numpy", "lazyarr dask": "dask"}
+LAZY = {
+    "lazyarr numba": "numba",
+    "lazyarr numpy": "numpy",
+    "lazyarr dask": "dask",
+    "lazyarr dask per-block": "dask",
+}
+LAZY_SETTINGS = {"lazyarr dask per-block": {"dask.batch-tasks": False}}
+"""Settings of a system beyond its executor: the dask executor with a Dask task per block
+(issue 27's baseline; ``lazyarr dask`` runs a stage's blocks of one worker in batches)."""
 DA_THREADS = "dask.array threads"
 DA_DIST = "dask.array distributed"
 SYSTEMS = (NUMPY, *LAZY, DA_THREADS, DA_DIST)
-DISTRIBUTED = ("lazyarr dask", DA_DIST)
+DISTRIBUTED = ("lazyarr dask", "lazyarr dask per-block", DA_DIST)
 PHASES = (tuple(s for s in SYSTEMS if s not in DISTRIBUTED), DISTRIBUTED)
 """Systems in this process run first, every workload, before the LocalCluster starts: its
 scheduler runs in this process (an event-loop thread that takes the GIL) and its workers
@@ -294,10 +307,12 @@ def runner(system: str, case: Case) -> tuple[Callable[[], Any], Callable[[], Any
         return case.numpy, None, None
     if system in LAZY:
         name = LAZY[system]
+        settings = LAZY_SETTINGS.get(system, {})
 
         def compute() -> Any:
             api.clear_plan_cache()
-            return case.lazy.compute(executor=name)
+            with la.config.set(settings):
+                return case.lazy.compute(executor=name)
 
         def plan() -> Any:
             api.clear_plan_cache()
@@ -544,6 +559,26 @@ def goals(
             )
         add(f"w{wl.key} lazyarr dask / dask.array distributed", text, "<= 0.5", ratio, size)
 
+    # issue 27: the dask executor's cost per block, and against the numba executor's
+    for wl in main if "lazyarr dask" in systems else ():
+        lz = _by_size(rows, "lazyarr dask", wl.name)
+        size = max(lz, default=None)
+        us, text = None, "not measured"
+        if size is not None:
+            us = lz[size]["us_per_block"]
+            text = f"{us:.1f} µs/block at {lz[size]['blocks']:,} blocks"
+        add(f"w{wl.key} lazyarr dask per block (issue 27)", text, "<= 60 µs/block", us, size)
+        nb = _by_size(rows, "lazyarr numba", wl.name)
+        size = _largest_common(lz, nb)
+        ratio, text = None, "no common size"
+        if size is not None:
+            ratio = lz[size]["us_per_block"] / nb[size]["us_per_block"]
+            text = (
+                f"{ratio:.1f} ({lz[size]['us_per_block']:.1f} vs {nb[size]['us_per_block']:.1f} "
+                f"µs/block at {lz[size]['blocks']:,} blocks)"
+            )
+        add(f"w{wl.key} lazyarr dask / lazyarr numba (issue 27)", text, "<= 3", ratio, size)
+
     big = next((w for w in workloads if w.key == "5b"), None)
     for key, how in (("5c", "merged (default)"), ("5a", "as written")):
         small = next((w for w in workloads if w.key == key), None)
@@ -721,7 +756,7 @@ def main() -> None:
     goal_table.rows = goal_rows
     print(f"\ngrowth exponents (total seconds vs blocks, sizes >= {FIT_FROM:,}):\n")
     print(exp_table.markdown())
-    print(f"\ngoals (issue 10) at {sizes[-1]:,} blocks:\n")
+    print(f"\ngoals (issues 10, 27) at {sizes[-1]:,} blocks:\n")
     print(goal_table.markdown())
     warned = sorted({w for r in rows for w in r.get("warnings", ())})
     if warned:
@@ -731,7 +766,7 @@ def main() -> None:
     md = RESULTS / f"{name}.md"
     md.write_text(
         f"# {name}\n\n{report.markdown()}\n\n## growth exponents\n\n{exp_table.markdown()}\n\n"
-        f"## goals (issue 10)\n\n{goal_table.markdown()}\n"
+        f"## goals (issues 10, 27)\n\n{goal_table.markdown()}\n"
     )
     print(f"\nwrote {md}\ntotal {report.meta['total_s']:.0f} s")
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
+import logging
 import socket
 import struct
 import threading
@@ -234,7 +236,7 @@ class ClusterManager:
                 scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             )
         try:
-            client = Client(cluster, set_as_default=False, timeout=timeout)
+            client = _OwnClient(cluster, set_as_default=False, timeout=timeout)
         except BaseException:
             cluster.close()
             raise
@@ -258,6 +260,35 @@ class ClusterManager:
 
 _GONE = frozenset({Status.closing, Status.closing_gracefully, Status.closed, Status.failed})
 """States of a LocalCluster's worker (or nanny) that it never leaves."""
+
+
+_RECONNECTING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "lazyarr_own_client_reconnecting", default=False
+)
+"""Set inside the reconnection of a client lazyarr made (:class:`_OwnClient`)."""
+
+
+class _QuietReconnect(logging.Filter):
+    """Drops the ``distributed.client`` records logged while one of lazyarr's own clients
+    tries to reach a scheduler that went away (the context variable marks that task)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _RECONNECTING.get()
+
+
+logging.getLogger("distributed.client").addFilter(_QuietReconnect())
+
+
+class _OwnClient(Client):
+    """A client lazyarr made: its scheduler going away (a user's cluster closed under it,
+    ours at exit) is not an error to log; the next compute connects again or says why."""
+
+    async def _reconnect(self) -> Any:
+        token = _RECONNECTING.set(True)
+        try:
+            return await super()._reconnect()
+        finally:
+            _RECONNECTING.reset(token)
 
 
 def _close(client: Client | None, cluster: LocalCluster | None) -> None:
@@ -357,7 +388,7 @@ def _probe_ws(address: str, rest: str, timeout: float) -> None:
 def _connect(address: str, timeout: float) -> Client:
     _probe(address, timeout)
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        return _OwnClient(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, WebSocketError) as e:
         raise SchedulerUnreachable(
             f"could not reach the Dask scheduler at {address!r} within {timeout:g} s "

@@ -10,10 +10,11 @@ watches the worker's task transitions (research notes §5):
   updates the peak.
 
 Each lazyarr block task records ``(stage, start, stop)`` here
-(:func:`record_task`). The executor resets the counters with ``client.run``
-before a compute and reads them after (:func:`reset`, :func:`snapshot`);
-:func:`summarize` turns the snapshots into ``RunStats`` fields. Keys of
-the stage payloads (``lazyarr-stage-...``, code, not data) are not counted.
+(:func:`record_task`; a batch task, one per task it ran: :func:`record_tasks`).
+The executor resets the counters with ``client.run`` before a compute and
+reads them after (:func:`reset`, :func:`snapshot`); :func:`summarize` turns
+the snapshots into ``RunStats`` fields. Keys of the stage payloads
+(``lazyarr-stage-...``, code, not data) are not counted.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "StatsPlugin",
     "ensure_plugin",
     "record_task",
+    "record_tasks",
     "reset",
     "snapshot",
     "summarize",
@@ -50,6 +52,17 @@ def record_task(stage: str, start: float, stop: float) -> None:
     plugin = worker.plugins.get(PLUGIN_NAME)
     if isinstance(plugin, StatsPlugin):
         plugin.add_task(stage, start, stop)
+
+
+def record_tasks(stage: str, times: list[tuple[float, float]]) -> None:
+    """Called by each batch task on its worker: its tasks' ``(start, stop)``, in order."""
+    try:
+        worker = get_worker()
+    except ValueError:  # not inside a task (a direct call in tests)
+        return
+    plugin = worker.plugins.get(PLUGIN_NAME)
+    if isinstance(plugin, StatsPlugin):
+        plugin.add_tasks(stage, times)
 
 
 class StatsPlugin(WorkerPlugin):
@@ -79,6 +92,10 @@ class StatsPlugin(WorkerPlugin):
     def add_task(self, stage: str, start: float, stop: float) -> None:
         with self._lock:
             self._tasks.append((stage, start, stop))
+
+    def add_tasks(self, stage: str, times: list[tuple[float, float]]) -> None:
+        with self._lock:
+            self._tasks.extend((stage, start, stop) for start, stop in times)
 
     def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
         # Plugins also hear transitions that turned out no-ops (``flight -> fetch``

@@ -20,6 +20,7 @@ its own that workers fetch once, like data (the executor decides:
 from __future__ import annotations
 
 import copyreg
+import math
 import pickle
 import time
 from collections.abc import Sequence
@@ -36,12 +37,22 @@ from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.graph.ops.userfunc import UserFunc
 from lazyarr.kernels.sets import ReferenceKernels
 from lazyarr.optimize.plan import Stage
-from lazyarr.optimize.tasks import Task
+from lazyarr.optimize.tasks import Task, TaskKind
 
 from . import dask_stats
 from .blockwork import StageCode, run_task
 
-__all__ = ["Slab", "StagePayload", "detached", "identity", "task_fn"]
+__all__ = [
+    "BatchValues",
+    "Slab",
+    "StagePayload",
+    "TaskColumns",
+    "batch_fn",
+    "detached",
+    "identity",
+    "pick_value",
+    "task_fn",
+]
 
 ErrState = tuple[tuple[str, str], ...]
 """The client's ``np.geterr()`` items: floating-point errors behave as they would there."""
@@ -182,15 +193,152 @@ class Slab(dict):
     """Tiny scattered blocks travelling as one value: block key -> block.
 
     Its size, for Dask's memory and transfer accounting, is its blocks' bytes, as if
-    they had travelled one by one (the placement plan predicts bytes per block).
+    they had travelled one by one (the placement plan predicts bytes per block). It
+    pickles as one packed array plus the blocks' keys and shapes (pickling 10^5
+    arrays of a few hundred bytes one by one cost more than sending them); the
+    blocks come back as read-only views of that array.
     """
 
     __slots__ = ()
+
+    def __reduce__(self) -> tuple:
+        arrays = [np.asarray(b) for b in self.values()]
+        dtype = arrays[0].dtype if arrays else None
+        if dtype is None or dtype.hasobject or any(a.dtype != dtype for a in arrays):
+            return (Slab, (dict(self),))
+        flat = np.concatenate([a.reshape(-1) for a in arrays])
+        return (_slab_from, (list(self), [a.shape for a in arrays], flat))
+
+
+def _slab_from(keys: list[str], shapes: list[tuple[int, ...]], flat: np.ndarray) -> Slab:
+    """The slab :meth:`Slab.__reduce__` packed: each block a view of ``flat``."""
+    out = Slab()
+    flat.flags.writeable = False
+    start = 0
+    for key, shape in zip(keys, shapes, strict=True):
+        stop = start + math.prod(shape)
+        out[key] = flat[start:stop].reshape(shape)
+        start = stop
+    return out
 
 
 @sizeof.register(Slab)
 def _sizeof_slab(slab: Slab) -> int:
     return sum(b.nbytes for b in slab.values())
+
+
+class TaskColumns(tuple):
+    """A batch's tasks (one stage's, one kind's), pickled as columns of numbers.
+
+    Pickling 10^5 :class:`~lazyarr.optimize.tasks.Task` objects (each region a
+    tuple of slices) cost the client, the scheduler (which unpickles and pickles
+    the graph again) and the workers more than running them; a batch's tasks
+    travel as integer arrays instead and come back as plain Task tuples. Only
+    what running a task reads is kept (kind, stage, block, part, region,
+    inputs, parts' regions).
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple:
+        if not self:
+            return (tuple, ())
+        first = self[0]
+        ndim = len(first.region)
+        regions = np.empty((len(self), ndim, 2), dtype=np.int64)
+        index = np.empty((len(self), len(first.index)), dtype=np.int64)
+        try:
+            for k, t in enumerate(self):
+                if len(t.region) != ndim or len(t.index) != index.shape[1]:
+                    raise TypeError("ragged")
+                regions[k, :, 0] = [r.start for r in t.region]
+                regions[k, :, 1] = [r.stop for r in t.region]
+                index[k] = t.index
+        except TypeError:  # ragged, or a slice without bounds: the tasks as they are
+            return (tuple, (tuple(self),))
+        parts = np.fromiter((t.part for t in self), dtype=np.int64, count=len(self))
+        inputs = [t.inputs for t in self]
+        products = [t.regions for t in self]
+        return (
+            _tasks_from_columns,
+            (int(first.kind), first.stage, index, parts, regions, inputs, products),
+        )
+
+
+def _tasks_from_columns(
+    kind: int,
+    stage: int,
+    index: np.ndarray,
+    parts: np.ndarray,
+    regions: np.ndarray,
+    inputs: list,
+    products: list,
+) -> tuple[Task, ...]:
+    """The tasks :meth:`TaskColumns.__reduce__` wrote as columns."""
+    k = TaskKind(kind)
+    return tuple(
+        Task(
+            k,
+            stage,
+            tuple(i),
+            tuple(slice(a, b) for a, b in r),
+            (),
+            ins,
+            part=part,
+            regions=prod,
+        )
+        for i, part, r, ins, prod in zip(
+            index.tolist(), parts.tolist(), regions.tolist(), inputs, products, strict=True
+        )
+    )
+
+
+class BatchValues(tuple):
+    """The values of a batch's tasks, in its order (:func:`batch_fn`); its size, for Dask's
+    memory and transfer accounting, is theirs."""
+
+    __slots__ = ()
+
+
+@sizeof.register(BatchValues)
+def _sizeof_batch(values: BatchValues) -> int:
+    return sum(sizeof(v) for v in values)
+
+
+def pick_value(values: Any, where: Any) -> Any:
+    """A task's value out of a batch's values (or a block out of a slab): one block's key."""
+    return values[where]
+
+
+Reads = tuple[tuple[int, Any], ...]
+"""Per dependency of a task in a batch: which of the batch's values holds it, and where in
+that value (a batch's position, a slab's key), or None for the whole value."""
+
+
+def batch_fn(
+    payload: StagePayload,
+    tasks: Sequence[Task],
+    errstate: ErrState,
+    reads: tuple[Reads, ...],
+    *values: Any,
+) -> BatchValues:
+    """The values of ``tasks`` (one stage's, one kind's), one after another in this call.
+
+    ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
+    Each task is timed for the statistics as if it were its own Dask task.
+    """
+    code = payload.code()
+    out = []
+    times = []
+    now = time.time
+    with np.errstate(**dict(errstate)):
+        for task, where in zip(tasks, reads, strict=True):
+            got = [values[i] if p is None else values[i][p] for i, p in where]
+            start = now()
+            out.append(run_task(task, code, got))
+            times.append((start, now()))
+    dask_stats.record_tasks(payload.stage.name, times)
+    return BatchValues(out)
 
 
 def identity(x: Any) -> Any:
@@ -217,8 +365,9 @@ def task_fn(
 ) -> Any:
     """The value of one lowered task of the payload's stage, from the values it reads.
 
-    ``picks``: per value, the key of the block to take out of it when the value is a
-    slab of scattered blocks (a dict), else None; None when no value is a slab.
+    ``picks``: per value, where the value read sits inside it (a block's key when it is a
+    slab of scattered blocks, a position when it is a batch's values), else None; None
+    when every value is read whole.
     """
     if picks is not None:
         values = tuple(v if p is None else v[p] for v, p in zip(values, picks))

@@ -10,6 +10,7 @@ the answer. The cluster is closed at the end of the module.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -645,3 +646,31 @@ def test_an_external_scheduler_without_workers_is_an_error_within_the_timeout():
     finally:
         cluster.stop()
         ex.close()
+
+
+def test_our_client_closes_quietly_when_the_users_cluster_goes_away(caplog):
+    """Before: "Failed to reconnect to scheduler after 10.00 seconds" and a traceback of the
+    cancelled reconnection, logged as errors, from lazyarr's own client."""
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    )
+    ex = DaskExecutor()
+    try:
+        with config.set({"dask.address": cluster.scheduler_address, "dask.timeout": "1s"}):
+            plan = _dask_plan(la.arange(6, chunks=3) * 2)
+            (got,) = ex.execute(plan, plan.outputs)
+            np.testing.assert_array_equal(got, np.arange(6) * 2)
+            client = ex.client()
+        caplog.set_level("INFO", logger="distributed.client")
+        cluster.close()  # the user's cluster goes away under our client
+        deadline = time.monotonic() + 10
+        while client.status not in ("closed", "closing") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.status in ("closed", "closing")  # it gave up reconnecting
+    finally:
+        ex.close()
+        cluster.close()
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]

@@ -24,7 +24,9 @@ import lazyarr as la
 from lazyarr import api, config
 from lazyarr.executors import dask as dask_executor
 from lazyarr.executors import dask_stats, dask_tasks
+from lazyarr.executors.dask_batches import plan_batches
 from lazyarr.executors.dask_graph import DaskGraph
+from lazyarr.optimize.lower import lower
 from lazyarr.optimize.placement import combine_schedule, host_ids
 from lazyarr.optimize.placement.planner import fan_in
 
@@ -166,13 +168,14 @@ CASES = {
 @pytest.mark.parametrize("placement", ["soft", "hard", "scheduler"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask_ex, graph_log):
+    """A task per block (batches off): each block task's restriction is its planned worker."""
     lazy, want = CASES[case]
     y = lazy(la.asarray(X, chunks=100)) + 1  # 16 scattered blocks of 80 kB
     plan = _placed_plan(dask_ex, y)
     tree = {n for n, s in plan.stages.items() if (s.placement and s.placement.tree)}
     assert bool(tree) == (case == "sum")
     workers = plan.workers
-    with config.set({"dask.placement": placement}):
+    with config.set({"dask.placement": placement, "dask.batch-tasks": False}):
         (got,) = dask_ex.execute(plan, plan.outputs)
     np.testing.assert_allclose(got, want(X) + 1)
     (graph,) = graph_log()  # one update-graph for the whole compute
@@ -193,6 +196,53 @@ def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask
         else:
             w = workers[_planned(plan, computed[name], index, part)]
             assert (restricted, loose) == ((w,), placement == "soft"), k
+
+
+@pytest.mark.parametrize("placement", ["soft", "hard", "scheduler"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_batches_carry_the_plans_worker_of_all_their_tasks(case, placement, dask_ex, graph_log):
+    """Batches on: a Dask task per batch (each restricted to the one worker all its tasks
+    are planned on), the other tasks one each, as above; the values are the same."""
+    lazy, want = CASES[case]
+    y = lazy(la.asarray(X, chunks=100)) + 1
+    plan = _placed_plan(dask_ex, y)
+    info = dask_ex.plan_context()
+    graph = lower(plan, generate_in_place=True)
+    made_elsewhere = {si for si, s in enumerate(graph.stages) if s.kind == "source"}
+    batches = plan_batches(
+        graph,
+        workers=info["n_workers"],
+        threads=info["threads"],
+        memory_limit=info["memory_limit"],
+        made_elsewhere=made_elsewhere,
+    )
+    assert batches.batches  # the case has stages with several tasks per worker
+    with config.set({"dask.placement": placement}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, want(X) + 1)
+    (sent,) = graph_log()
+    stats = dask_ex.last_stats.extra
+    assert stats["batches"] == batches.per_stage(graph)
+    batch_keys = {k for k in sent if "-batch" in k}
+    assert len(batch_keys) == len(batches.batches)
+    for k in batch_keys:
+        name, number = k.rsplit("-", 1)[0].rsplit("-batch", 1)
+        batch = batches.batches[int(number)]
+        assert graph.stages[batch.stage].name == name
+        assert {graph.tasks[t].worker for t in batch.tids} == {batch.worker}
+        restricted, loose, _ = sent[k]
+        if placement == "scheduler" or batch.worker < 0:
+            assert (restricted, loose) == ((), False), k
+        else:
+            assert (restricted, loose) == ((plan.workers[batch.worker],), placement == "soft")
+    # a stage's Dask tasks: its batches, its lone tasks and getters, never a task per block
+    for name, n in stats["dask_tasks"].items():
+        lone = sum(
+            1
+            for t, b in zip(graph.tasks, batches.batch_of)
+            if graph.stages[t.stage].name == name and b < 0
+        )
+        assert n >= batches.per_stage(graph).get(name, 0) + lone
 
 
 def test_without_a_plan_for_workers_tasks_are_unrestricted(dask_ex, graph_log):
@@ -325,7 +375,8 @@ def test_an_error_in_a_tree_part_is_raised_with_its_traceback(dask_ex):
         pytest.raises(FloatingPointError) as info,
     ):
         dask_ex.execute(plan, plan.outputs)
-    assert "task_fn" in {entry.name for entry in info.traceback}
+    # the task's own traceback (a lone task's or its batch's)
+    assert {"task_fn", "batch_fn"} & {entry.name for entry in info.traceback}
     assert dask_ex.last_stats is None
     del info  # its traceback's frames hold this run's futures
     gc.collect()
@@ -346,6 +397,7 @@ def _left_on_scheduler(client, prefixes):
 
 @pytest.mark.parametrize("watched", [True, False])
 def test_the_client_holds_every_block_only_while_progress_is_watched(watched, dask_ex, monkeypatch):
+    """Batches off: a key per block; with batches the test below counts batches."""
     x = la.random.random((6, 6), chunks=(2, 3), seed=9)
     y = la.exp(x).sum(axis=1)
     plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
@@ -358,7 +410,8 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
 
     monkeypatch.setattr(DaskGraph, "send", recording)
     progress = conformance.Recorder() if watched else None
-    (got,) = dask_ex.execute(plan, plan.outputs, progress)
+    with config.set({"dask.batch-tasks": False}):
+        (got,) = dask_ex.execute(plan, plan.outputs, progress)
     np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
     (keys,) = sent
     out = plan.stages[plan.outputs[0]]
@@ -369,3 +422,27 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
     assert len(keys) == (made if watched else out.nblocks)
     if watched:
         assert progress.done == progress.total == made and progress.finished
+
+
+def test_progress_counts_every_block_of_a_batch(dask_ex, monkeypatch):
+    """Batches on: the client holds a key per batch, yet progress counts every block."""
+    x = la.random.random((6, 60), chunks=(1, 3), seed=9)
+    y = la.exp(x).sum(axis=1)
+    plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
+    sent = []
+    send = DaskGraph.send
+
+    def recording(self, client, keys):
+        sent.append(list(keys))
+        return send(self, client, keys)
+
+    monkeypatch.setattr(DaskGraph, "send", recording)
+    progress = conformance.Recorder()
+    (got,) = dask_ex.execute(plan, plan.outputs, progress)
+    np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
+    (keys,) = sent
+    made = lower(plan, generate_in_place=True).nblocks
+    batches = dask_ex.last_stats.extra["batches"]
+    assert sum(batches.values()) >= 2 * 2  # two workers of one thread: two batches each
+    assert len(keys) < made / 4
+    assert progress.done == progress.total == made and progress.finished

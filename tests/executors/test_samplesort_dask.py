@@ -61,15 +61,17 @@ def test_finished_outputs_are_fetched_while_the_rest_runs(dask_ex, monkeypatch):
     flushed = []
     real = dask_fetch.FetchBatch.flush
 
-    def flush(self):
-        flushed.append(len(self.pending))
+    def flush(self):  # futures gathered, and the blocks they hold (a batch holds several)
+        blocks = sum(len(self.where[f.key]) for f in self.pending)
+        flushed.append((len(self.pending), blocks))
         real(self)
 
     monkeypatch.setattr(dask_fetch.FetchBatch, "flush", flush)
     monkeypatch.setattr(dask_fetch, "FETCH_BATCH_BYTES", 1)
     assert_eq(y, want, executors=["dask"], passes=[True])
-    assert sum(flushed) == 6 * 3 and max(flushed) == 1  # 6 x 3 blocks, one at a time
+    # 6 x 3 blocks, one future (a block, or a batch of blocks) at a time
+    assert sum(b for _, b in flushed) == 6 * 3 and max(f for f, _ in flushed) == 1
     flushed.clear()
     monkeypatch.setattr(dask_fetch, "FETCH_BATCH_BYTES", 1 << 40)
     assert_eq(y, want, executors=["dask"], passes=[True])
-    assert flushed == [18]  # all at the end
+    assert len(flushed) == 1 and flushed[0][1] == 18  # all at the end

@@ -1,0 +1,571 @@
+"""One submission of a plan on the ``dask`` executor: its Dask graph, sent, and the wait.
+
+:class:`_Run` turns the lowered tasks (:mod:`lazyarr.optimize.lower`) into one
+:class:`.dask_graph.DaskGraph`: this process's blocks (user arrays, locally
+persisted blocks) scattered to their planned workers, tiny ones in slabs;
+the tasks of one stage, kind and worker in batches (:mod:`.dask_batches`),
+each one Dask task calling :func:`.dask_tasks.batch_fn`; the other tasks
+one Dask task each (:func:`.dask_tasks.task_fn`), with the schedule's order
+facts as priorities and token tasks. A task reads a value made in a batch
+straight from the batch's values when it runs on the batch's worker or reads
+all of them (an unplaced batch: at least half); else a getter task (the
+value's own key, on the batch's worker) hands it that value alone, so only
+it moves, as the placement plan predicts. Kept blocks in a batch
+are fetched with the batch (``execute``) or get a getter each (``persist``:
+every kept block keeps a key and a future of its own). :meth:`_Run.wait`
+follows the futures, counts finished blocks and raises
+:class:`ComputeStalled` for a compute that cannot progress.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, NamedTuple
+
+import numpy as np
+from dask.task_spec import TaskRef
+from dask.utils import format_bytes
+from distributed import Client, Future, as_completed
+
+from lazyarr import config
+from lazyarr.graph.chunks import block_slices
+from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.optimize.plan import Stage
+from lazyarr.optimize.schedule import Schedule
+from lazyarr.optimize.tasks import TaskGraph, TaskKind
+
+from . import dask_stats
+from .base import Progress
+from .dask_batches import plan_batches
+from .dask_fetch import BatchItem, FetchBatch, Index
+from .dask_graph import DaskGraph
+from .dask_tasks import (
+    Slab,
+    StagePayload,
+    TaskColumns,
+    after_token,
+    batch_fn,
+    detached,
+    done_token,
+    identity,
+    pick_value,
+    task_fn,
+)
+
+__all__ = ["SLAB_BLOCK_BYTES", "SLAB_BYTES", "ComputeStalled"]
+
+EXECUTOR = "dask"
+"""The executor's registered name (blocks it persisted are futures)."""
+
+_SUFFIX = {
+    TaskKind.PARTIAL: "-p{}",
+    TaskKind.PRODUCT: "-p{}",
+    TaskKind.COMBINE: "-c{}",
+    TaskKind.FINALIZE: "-f",
+    TaskKind.BLOCK: "-b",
+    TaskKind.SOURCE: "-s",
+}
+"""Key suffix of a task that is not the one producing its block (parts, steps)."""
+
+
+def _is_local_data(stage: Stage) -> bool:
+    """A source whose blocks are in this process (user data, locally persisted blocks)."""
+    op = stage.expr.op
+    return isinstance(op, FromArray) or (
+        isinstance(op, FromBlocks) and op.store.executor != EXECUTOR
+    )
+
+
+def _is_dask_blocks(stage: Stage) -> bool:
+    op = stage.expr.op
+    return isinstance(op, FromBlocks) and op.store.executor == EXECUTOR
+
+
+def _local_block(stage: Stage, index: Index) -> np.ndarray:
+    op = stage.expr.op
+    if isinstance(op, FromArray):
+        return op.data.array[(*block_slices(stage.expr.chunks, index), Ellipsis)]
+    return op.store.blocks[index]
+
+
+SLAB_BYTES = 1 << 20
+"""Tiny blocks of a user's array are scattered in slabs of about this many bytes."""
+SLAB_BLOCK_BYTES = 64 << 10
+"""Blocks up to this size travel in slabs; bigger ones are scattered one by one."""
+
+
+class _Pick(NamedTuple):
+    """A scattered block inside a slab: the slab (its key, then its future) and the block's key."""
+
+    slab: Any
+    key: str
+
+
+class _LostData(Exception):
+    """A scattered input block died with its worker (it has no lineage)."""
+
+
+class _Run:
+    """One submission of a plan: the futures of the kept stages and the tasks to wait for."""
+
+    def __init__(
+        self,
+        client: Client,
+        lowered: TaskGraph,
+        placement: str,
+        live: tuple,
+        *,
+        watched: bool = True,
+        fetch: bool = True,
+        threads: int = 1,
+        memory_limit: int | None = None,
+        batch: bool = True,
+    ) -> None:
+        self.client = client
+        # ``watched``: someone counts finished blocks (the client then holds a future
+        # of every block until it finishes; unwatched, only of the kept blocks)
+        self.watched = watched
+        # ``fetch``: the kept blocks come to this process (else they stay, as futures)
+        self.fetch = fetch
+        # worker threads and the memory a worker's blocks may take: the batches' sizes
+        self.threads, self.memory_limit = threads, memory_limit
+        self.batch = batch  # config ``dask.batch-tasks``: a stage's tasks in batches
+        self.lowered = lowered
+        plan = lowered.plan
+        self.placement = placement
+        # worker numbers refer to the addresses the plan was made for
+        self.workers = plan.workers or tuple(live)
+        self.live = set(live)
+        self.token = uuid.uuid4().hex[:12]
+        self.errstate = tuple(sorted(np.geterr().items()))
+        settings = tuple(sorted(config.get("numba").items()))
+        self.settings = () if config.get("dask.kernels") == "numpy" else settings
+        self.graph = DaskGraph(f"lazyarr-{self.token}")
+        self.kept: dict[str, dict[Index, Future]] = {}
+        self.tasks: list[Future] = []
+        # tasks that finish blocks, and how many each (progress counts them)
+        self.block_keys: dict[str, int] = {}
+        self.per_stage: dict[str, int] = {}  # Dask tasks made per stage (payloads aside)
+        self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
+
+    def key(self, stage: Stage, index: Index, part: str = "") -> str:
+        return f"{stage.name}-{'_'.join(map(str, index))}{part}-{self.token}"
+
+    def address(self, w: int | None) -> str | None:
+        """The address of worker number ``w`` (None: placement off, or not a live worker)."""
+        if w is None or self.placement == "scheduler" or not 0 <= w < len(self.workers):
+            return None
+        addr = self.workers[w]
+        return addr if addr in self.live else None
+
+    def task(
+        self,
+        fn: Any,
+        *args: Any,
+        key: str,
+        stage: Stage,
+        worker: int | None,
+        block: int,
+        priority: int = 0,
+    ) -> TaskRef:
+        """Task ``key`` of ``stage`` = ``fn(*args)`` in this run's graph, restricted to
+        ``worker`` as planned; ``block``: how many blocks it finishes."""
+        loose = self.placement != "hard"
+        ref = self.graph.add(
+            key, fn, *args, worker=self.address(worker), loose=loose, priority=priority
+        )
+        if block:
+            self.block_keys[key] = block
+        self.per_stage[stage.name] = self.per_stage.get(stage.name, 0) + 1
+        return ref
+
+    def submit(self) -> None:
+        """Scatter this process's blocks, then send every lowered task as one graph.
+
+        Tasks of a batch (:mod:`.dask_batches`) are one Dask task; how a task reads a
+        value made in a batch: :meth:`_value`.
+        """
+        graph = self.lowered
+        tasks = graph.tasks
+        refs: list[Any] = [None] * len(tasks)
+        is_block = [False] * len(tasks)
+        for p in graph.producers:
+            for tid in p[p >= 0].tolist():
+                is_block[tid] = True
+        self._sources(graph, refs)
+        made_elsewhere = {t.stage for t, r in zip(tasks, refs) if r is not None}
+        if not self.batch:  # every task alone
+            made_elsewhere = set(range(len(graph.stages)))
+        self.batches = plan_batches(
+            graph,
+            workers=len(self.workers),
+            threads=self.threads,
+            memory_limit=self.memory_limit,
+            made_elsewhere=made_elsewhere,
+        )
+        self._refs, self._is_block = refs, is_block
+        self._batch_refs = [
+            TaskRef(f"{graph.stages[b.stage].name}-batch{i}-{self.token}")
+            for i, b in enumerate(self.batches.batches)
+        ]
+        self._getters: dict[int, TaskRef] = {}
+        payloads: dict[int, Any] = {}
+        order = graph.schedule or Schedule()
+        barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
+        batch_of = self.batches.batch_of
+        for tid, task in enumerate(tasks):
+            if refs[tid] is not None or batch_of[tid] >= 0:
+                continue
+            stage = graph.stages[task.stage]
+            payload = payloads.get(task.stage)
+            if payload is None:
+                in_place = tuple(graph.inputs_in_place(task.stage))
+                payload = payloads[task.stage] = self._payload(stage, in_place)
+            suffix = "" if is_block[tid] else _SUFFIX[task.kind].format(task.part)
+            values, picks = self._task_reads(task.deps, task.worker)
+            fn, args = task_fn, (payload, task, self.errstate, picks, *values)
+            # the order facts lowering wrote (optimize/schedule.py), as token tasks
+            b = order.waits.get(tid)
+            if b is not None:
+                if b not in barriers:
+                    barriers[b] = self.task(
+                        done_token,
+                        *(refs[d] for d in order.barriers[b]),
+                        key=self.key(stage, (b,), "-o"),
+                        stage=stage,
+                        worker=None,
+                        block=0,
+                    )
+                fn, args = after_token, (barriers[b], *args)
+            prev = order.after.get(tid)
+            if prev is not None:
+                token = self.task(
+                    done_token,
+                    refs[prev],
+                    key=self.key(stage, task.index, "-t"),
+                    stage=stage,
+                    worker=task.worker,
+                    block=0,
+                )
+                fn, args = after_token, (token, *args)
+            refs[tid] = self.task(
+                fn,
+                *args,
+                key=self.key(stage, task.index, suffix),
+                stage=stage,
+                worker=task.worker if task.worker >= 0 else None,
+                block=int(is_block[tid]),
+                priority=order.priority_of(tid),
+            )
+        for i, batch in enumerate(self.batches.batches):
+            stage = graph.stages[batch.stage]
+            payload = payloads.get(batch.stage)
+            if payload is None:
+                in_place = tuple(graph.inputs_in_place(batch.stage))
+                payload = payloads[batch.stage] = self._payload(stage, in_place)
+            members = TaskColumns(tasks[t] for t in batch.tids)
+            values, reads = self._reads(tuple(t.deps for t in members), batch.worker)
+            self.task(
+                batch_fn,
+                payload,
+                members,
+                self.errstate,
+                reads,
+                *values,
+                key=self._batch_refs[i].key,
+                stage=stage,
+                worker=batch.worker if batch.worker >= 0 else None,
+                block=sum(is_block[t] for t in batch.tids),
+            )
+        kept = {
+            graph.stages[o].name: {idx: self._kept(tid) for idx, tid in graph.blocks_of(o)}
+            for o in graph.outputs
+        }
+        kept_refs = (r for blocks in kept.values() for r in blocks.values())
+        wanted = [r.key for r in kept_refs if r.key in self.graph]
+        if self.watched:
+            wanted = [*self.block_keys, *wanted]
+        sent = self.graph.send(self.client, list(dict.fromkeys(wanted)))
+        self.tasks = list(sent.values())
+        self.kept = {o: {i: _sent(sent, r) for i, r in b.items()} for o, b in kept.items()}
+
+    def _value(self, d: int, worker: int, readers: dict[int, int] | None) -> tuple[Any, Any]:
+        """``(reference, where inside it)`` of task ``d``'s value for a reader on planned
+        ``worker``; ``readers``: how many of each batch's values the reader reads.
+
+        The batch's values themselves on the batch's worker, or where the reader reads
+        all of them (moving them all moves the bytes the plan predicts); a placed batch's
+        single value elsewhere through a getter; an unplaced batch whole when the reader
+        reads at least half of it.
+        """
+        b = int(self.batches.batch_of[d])
+        if b < 0:
+            ref = self._refs[d]
+            return (ref.slab, ref.key) if type(ref) is _Pick else (ref, None)
+        batch = self.batches.batches[b]
+        pos = int(self.batches.position[d])
+        read = readers.get(b, 0) if readers is not None else 0
+        # placed: the batch moves only where the planned bytes say so (its worker, or every
+        # value read); unplaced: the whole batch when most of it is read
+        whole = read == len(batch.tids) or (batch.worker < 0 and 2 * read >= len(batch.tids))
+        if (batch.worker >= 0 and batch.worker == worker) or whole:
+            return self._batch_refs[b], pos
+        return self._getter(d), None
+
+    def _getter(self, d: int) -> TaskRef:
+        """Task ``d``'s value alone, under its own key, on its batch's worker."""
+        ref = self._getters.get(d)
+        if ref is None:
+            task = self.lowered.tasks[d]
+            stage = self.lowered.stages[task.stage]
+            b = int(self.batches.batch_of[d])
+            suffix = "" if self._is_block[d] else _SUFFIX[task.kind].format(task.part)
+            ref = self._getters[d] = self.task(
+                pick_value,
+                self._batch_refs[b],
+                int(self.batches.position[d]),
+                key=self.key(stage, task.index, suffix),
+                stage=stage,
+                worker=task.worker if task.worker >= 0 else None,
+                block=0,
+            )
+        return ref
+
+    def _task_reads(self, deps: tuple[int, ...], worker: int) -> tuple[list[Any], Any]:
+        """A single task's values (one per dependency) and :func:`task_fn`'s ``picks``."""
+        readers: dict[int, int] = {}
+        for d in set(deps):
+            b = int(self.batches.batch_of[d])
+            if b >= 0:
+                readers[b] = readers.get(b, 0) + 1
+        got = [self._value(d, worker, readers) for d in deps]
+        picks = tuple(p for _, p in got)
+        return [r for r, _ in got], (picks if any(p is not None for p in picks) else None)
+
+    def _reads(
+        self, deps_of: tuple[tuple[int, ...], ...], worker: int
+    ) -> tuple[list[Any], tuple[tuple[tuple[int, Any], ...], ...]]:
+        """The distinct values tasks with dependencies ``deps_of`` read, and per task, per
+        dependency, ``(index in those values, where inside it)``."""
+        readers: dict[int, int] = {}
+        batch_of = self.batches.batch_of
+        for d in {d for deps in deps_of for d in deps}:
+            b = int(batch_of[d])
+            if b >= 0:
+                readers[b] = readers.get(b, 0) + 1
+        values: list[Any] = []
+        index: dict[str, int] = {}
+        out = []
+        for deps in deps_of:
+            where = []
+            for d in deps:
+                ref, pick = self._value(d, worker, readers)
+                key = ref.key
+                i = index.get(key)
+                if i is None:
+                    i = index[key] = len(values)
+                    values.append(ref)
+                where.append((i, pick))
+            out.append(tuple(where))
+        return values, tuple(out)
+
+    def _kept(self, tid: int) -> Any:
+        """What the client keeps of output task ``tid``: its own reference, or, in a batch,
+        the batch's values and its place there (fetched) or a getter (persisted blocks)."""
+        b = int(self.batches.batch_of[tid])
+        if b < 0:
+            return self._refs[tid]
+        if self.fetch:
+            return BatchItem(self._batch_refs[b], int(self.batches.position[tid]))
+        return self._getter(tid)
+
+    def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
+        """Futures of the source blocks that exist without a task (user data, persisted)."""
+        local: dict[int, list[int]] = {}
+        for tid, task in enumerate(graph.tasks):
+            if task.kind != TaskKind.SOURCE:
+                continue
+            stage = graph.stages[task.stage]
+            if _is_local_data(stage):
+                local.setdefault(task.stage, []).append(tid)
+            elif _is_dask_blocks(stage):
+                refs[tid] = self._persisted(stage, task.index)
+                self.ready_blocks += 1
+        for si, tids in local.items():
+            packed = si not in graph.outputs
+            for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids, packed)):
+                refs[tid] = fut
+            self.ready_blocks += len(tids)
+
+    def _payload(self, stage: Stage, in_place: tuple[bool, ...]) -> StagePayload | TaskRef:
+        """The stage's payload: itself when small (it rides inside each task), else a task.
+
+        A small payload is pickled once here and unpickled once per worker
+        process (:class:`StagePayload`), and adds no task and no fetch
+        before a stage's first blocks. A big one is a task (with lineage,
+        unlike scattered data) that workers fetch once each; the statistics
+        do not count it as data.
+        """
+        key = f"{dask_stats.PAYLOAD_PREFIX}{stage.name}-{self.token}"
+        payload = StagePayload(detached(stage, in_place), self.settings, key, in_place)
+        if payload.inline:
+            return payload
+        return self.graph.add(key, identity, payload, worker=None, loose=False)
+
+    def _scatter_blocks(
+        self, graph: TaskGraph, si: int, tids: list[int], packed: bool
+    ) -> list[Future | _Pick]:
+        """One source stage's blocks scattered from this process, each to its planned worker.
+
+        ``packed``: blocks under :data:`SLAB_BLOCK_BYTES` travel in slabs (one
+        scattered dict of consecutive blocks per worker, up to :data:`SLAB_BYTES`),
+        so tiny blocks do not each cost a key on the scheduler and a future here;
+        tasks pick their blocks out of the slab (:func:`task_fn`'s ``picks``).
+        """
+        stage = graph.stages[si]
+        # each block: (worker, its key, the block, its slab's key or None)
+        placed: list[tuple[str | None, str, np.ndarray, str | None]] = []
+        slabs: dict[str, Slab] = {}
+        slab_bytes: dict[str, int] = {}
+        filling: dict[str | None, str] = {}  # per worker: the slab being filled
+        for tid in tids:
+            task = graph.tasks[tid]
+            k = self.key(stage, task.index)
+            where = self.address(task.worker if task.worker >= 0 else None)
+            block = _local_block(stage, task.index)
+            slab_key = None
+            if packed and block.nbytes <= SLAB_BLOCK_BYTES:
+                slab_key = filling.get(where)
+                if slab_key is None or slab_bytes[slab_key] + block.nbytes > SLAB_BYTES:
+                    slab_key = filling[where] = self.key(stage, task.index, "-slab")
+                    slabs[slab_key], slab_bytes[slab_key] = Slab(), 0
+                slabs[slab_key][k] = block
+                slab_bytes[slab_key] += block.nbytes
+            placed.append((where, k, block, slab_key))
+        by_worker: dict[str | None, dict[str, Any]] = {}
+        for where, k, block, slab_key in placed:
+            if slab_key is None or len(slabs[slab_key]) == 1:  # alone: no slab
+                by_worker.setdefault(where, {})[k] = block
+            elif slab_key not in by_worker.setdefault(where, {}):
+                by_worker[where][slab_key] = slabs[slab_key]
+        futures: dict[str, Future] = {}
+        for addr, data in by_worker.items():
+            futures.update(self.client.scatter(data, workers=[addr] if addr else None, hash=False))
+        return [
+            futures[k] if k in futures else _Pick(futures[slab_key], k)
+            for _, k, _, slab_key in placed
+        ]
+
+    def _persisted(self, stage: Stage, index: Index) -> Future:
+        store = stage.expr.op.store
+        fut = store.blocks.get(index)
+        if fut is None or len(store.blocks) != stage.nblocks:
+            raise ValueError(f"persisted blocks of {stage.name!r} do not match its chunks")
+        if fut.client is not self.client or fut.status == "cancelled":
+            raise RuntimeError(
+                f"{stage.name!r} was persisted on another Dask cluster or client, which "
+                "is closed or not the one in use now; persist it again"
+            )
+        return fut
+
+    def wait(self, progress: Progress, fetch: bool = False) -> None:
+        """Block until every task is done, advancing ``progress``; cancel all on error or Ctrl-C.
+
+        ``fetch``: finished kept blocks are brought here in batches while the rest
+        runs (:data:`.dask_fetch.FETCH_BATCH_BYTES`), their values replacing their futures in
+        ``kept``, so the workers let them go. While nothing finishes, the cluster is
+        looked at every second: a run that cannot progress (a worker paused at its
+        memory limit, a planned worker gone under ``placement: hard``) raises
+        :class:`ComputeStalled` instead of hanging.
+        """
+        done = as_completed(self.tasks, loop=self.client.loop)
+        self.tasks = []  # ``done`` holds the pending ones: finished blocks can be freed
+        fut = None
+        batch = (
+            FetchBatch(self.client, self.lowered, self.kept, self._check_stalled) if fetch else None
+        )
+        try:
+            if self.ready_blocks:
+                progress.advance(self.ready_blocks)
+            for fut in _completed(done, self._check_stalled):
+                if fut.status == "error":
+                    fut.result()  # raises the task's exception, with its traceback
+                if fut.status == "cancelled":
+                    raise _LostData(str(fut.key))
+                blocks = self.block_keys.get(fut.key)
+                if blocks:
+                    progress.advance(blocks)
+                if batch is not None:
+                    batch.add(fut)
+            if batch is not None:
+                batch.flush()
+        except BaseException:
+            # only this run's tasks: the pending ones, the finished ones not yet taken
+            # and the one at hand (the traceback keeps ``done`` and ``fut`` alive, an
+            # erred one with the tasks it blames); persisted or scattered inputs stay
+            ours = [*done.futures, *done.next_batch(block=False)]
+            self.client.cancel([*ours, *([fut] if fut is not None else [])])
+            self.kept = {}
+            raise
+
+    def _check_stalled(self, idle: float) -> None:
+        """Raise :class:`ComputeStalled` when ``idle`` seconds without a finished task are
+        explained by the cluster: a paused worker, or a planned worker gone (``hard``)."""
+        stall = config.get("dask.stall-timeout")
+        timeout = config.parse_duration(config.get("dask.timeout"))
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        if self.placement == "hard" and idle >= timeout:
+            planned = {self.address(w) for w in range(len(self.workers))} - {None}
+            gone = sorted(planned - set(workers))
+            if gone:
+                raise ComputeStalled(
+                    f"no task finished for {idle:.0f} s: planned worker(s) {', '.join(gone)} "
+                    "left the cluster and dask.placement is 'hard' (their blocks may run "
+                    "nowhere else); set dask.placement: soft"
+                )
+        if stall is None or idle < config.parse_duration(stall):
+            return
+        paused = {a: w for a, w in workers.items() if w.get("status") == "paused"}
+        if paused:
+            told = "; ".join(
+                f"{a} holds {format_bytes(int(w.get('metrics', {}).get('memory', 0)))} of its "
+                f"{format_bytes(int(w.get('memory_limit', 0)))} limit"
+                for a, w in sorted(paused.items())
+            )
+            raise ComputeStalled(
+                f"no task finished for {idle:.0f} s while worker(s) are paused at their memory "
+                f"limit: {told}. Give the workers more memory (dask.memory-limit), use smaller "
+                "chunks, or set memory-limit so lazyarr plans for it (dask.stall-timeout)"
+            )
+
+
+def _sent(sent: dict[str, Future], ref: Any) -> Any:
+    """A kept reference with the graph's tasks swapped for the futures the client got."""
+    if type(ref) is BatchItem:
+        return BatchItem(sent[ref.key], ref.position)
+    return sent.get(ref.key, ref)
+
+
+def _completed(done: as_completed, on_idle: Any, every: float = 1.0) -> Any:
+    """The futures of ``done`` as they finish; ``on_idle(seconds)`` each ``every`` seconds
+    in which none did (it may raise)."""
+    since = checked = time.monotonic()
+    while True:
+        batch = done.next_batch(block=False)
+        if batch:
+            since = checked = time.monotonic()
+            yield from batch
+            continue
+        if done.is_empty():
+            return
+        with done.thread_condition:
+            done.thread_condition.wait(timeout=0.1)
+        now = time.monotonic()
+        if now - checked >= every:
+            checked = now
+            on_idle(now - since)
+
+
+class ComputeStalled(RuntimeError):
+    """A Dask compute could not progress (a paused or lost worker); the message says which."""
