@@ -326,7 +326,7 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
     room = ctx.memory_limit - est.held
     if bounded and est.per_task and room >= est.per_task:
         return
-    if est.fanout and est.fanout >= est.held / 2:
+    if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
             "pieces of many blocks; lazyarr runs such rechunks through a scratch store on this "
