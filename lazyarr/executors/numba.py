@@ -341,7 +341,7 @@ class NumbaExecutor:
         live = sum(a.nbytes for a in into.values())
         pool = self._acquire_pool(threads) if threads > 1 else None
         failed = True
-        progress.start(graph.nblocks)
+        progress.start(sum(graph.progress_blocks()))
         try:
             with blas_threads_for(threads):
                 peak, seconds, blocks, at_once = run_graph(
