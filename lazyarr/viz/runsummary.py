@@ -83,15 +83,17 @@ class RunSummary:
             "<tr>"
             f"<td style='text-align:left'><code>{e(_name(r))}</code></td>"
             f"<td style='text-align:left'>{e(r.kind)}{e(_ops(r))}</td>"
-            f"<td>{e(fmt_seconds(r.seconds))}</td><td>{r.blocks}</td>"
-            f"<td>{e(fmt_bytes(r.out_bytes))}</td>"
+            f"<td style='text-align:right'>{e(fmt_seconds(r.seconds))}</td>"
+            f"<td style='text-align:right'>{r.blocks}</td>"
+            f"<td style='text-align:right'>{e(fmt_bytes(r.out_bytes))}</td>"
             "</tr>"
             for r in self.rows
         )
-        table = (
-            "<table><thead><tr><th style='text-align:left'>stage</th>"
-            "<th style='text-align:left'>kind</th><th>task time</th><th>blocks</th>"
-            f"<th>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
+        table = (  # alignment on each cell: Jupyter right-aligns cells and centres tables
+            "<table style='margin-left:0;margin-right:auto'><thead><tr>"
+            "<th style='text-align:left'>stage</th><th style='text-align:left'>kind</th>"
+            "<th style='text-align:right'>task time</th><th style='text-align:right'>blocks</th>"
+            f"<th style='text-align:right'>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
         )
         return f'<div class="lazyarr-last-run">{head}{table}</div>'
 
