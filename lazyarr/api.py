@@ -354,7 +354,18 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
             "array.chunk-size) would fit"
         )
-    raise MemoryLimitError(f"stage {est.block_stage}: {est.explain(ctx.memory_limit)}; {advice}")
+    raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
+
+
+def _blamed(plan: Plan, est: MemoryEstimate) -> str:
+    """Where a refused plan's peak comes from, in the user's names (``x.rename``) where
+    the arrays have them: ``stage z (reduce-…)``, or the results the compute gathers."""
+    outputs = plan.with_labels({}).labels
+    if not est.block_stage:  # no task holds blocks: only results or held stages
+        named = [outputs.get(o, o) for o in plan.outputs]
+        return f"the results ({', '.join(named)})"
+    label = outputs.get(est.block_stage)
+    return f"stage {label} ({est.block_stage})" if label else f"stage {est.block_stage}"
 
 
 def _call_settings(memory_limit: Any) -> dict[str, Any]:

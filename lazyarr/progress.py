@@ -1,8 +1,8 @@
 """The progress bar executors report to: tqdm's, through ``tqdm.auto``.
 
 ``tqdm.auto`` picks the bar: its widget in a notebook with ipywidgets, else
-its text bar (in a notebook without ipywidgets, tqdm warns once, telling the
-user to install ipywidgets). tqdm's ``delay=`` keeps a bar hidden until the
+its text bar (its warning that a notebook lacks ipywidgets is silenced: the
+text bar works there too). tqdm's ``delay=`` keeps a bar hidden until the
 compute has run that long; executors call ``advance(0)`` while they wait, so
 the bar appears on time even while one long task runs.
 
@@ -16,9 +16,14 @@ and then only for computes that last over about a second; ``true`` always;
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
-from tqdm.auto import tqdm as auto_tqdm
+from tqdm import TqdmWarning
+
+with warnings.catch_warnings():  # in a notebook without ipywidgets: the text bar, no hint
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm as auto_tqdm
 
 __all__ = ["TqdmProgress", "bar_class", "interactive", "make_progress"]
 
