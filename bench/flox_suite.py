@@ -136,7 +136,8 @@ class LazyarrForDask:
             if report.outcome == "failed":
                 crash = getattr(report.longrepr, "reprcrash", None)
                 message = crash.message if crash is not None else str(report.longrepr)
-                self.failures[message.splitlines()[0][:160]].append(report.nodeid)
+                test = report.nodeid.rsplit("/", 1)[-1]  # the same id whatever the rootdir
+                self.failures[message.splitlines()[0][:160]].append(test)
 
 
 def run(
@@ -150,7 +151,13 @@ def run(
         shutil.copytree(tests, copy, ignore=shutil.ignore_patterns("__pycache__"))
         files = [str(copy / name) for name in DASK_TEST_FILES]
         args = [*files, "-q", "-p", "no:cacheprovider", "-W", "ignore", *extra]
-        code = pytest.main(args, plugins=[plugin])
+        before = set(sys.modules)
+        try:
+            code = pytest.main(args, plugins=[plugin])
+        finally:  # flox's test package is imported afresh by the next run
+            for name in set(sys.modules) - before:
+                if name == "tests" or name.startswith("tests."):
+                    del sys.modules[name]
     return int(code), plugin
 
 
