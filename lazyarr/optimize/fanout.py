@@ -51,6 +51,20 @@ def _reads_per_task(reads: StageReads) -> list[list[tuple[int, tuple[int, ...]]]
 _NONE = np.empty(0, np.int64)
 
 
+def _by_input(
+    per_task: list[list[tuple[int, tuple[int, ...]]]],
+) -> list[dict[int, list[tuple[int, ...]]]]:
+    """Each task's reads grouped by input position, in read order: one pass over the reads,
+    not one per input (a concatenation of 365 groups read them 365 times over)."""
+    grouped = []
+    for refs in per_task:
+        by_pos: dict[int, list[tuple[int, ...]]] = {}
+        for pos, block in refs:
+            by_pos.setdefault(pos, []).append(block)
+        grouped.append(by_pos)
+    return grouped
+
+
 def _flat(indices: list[tuple[int, ...]], shape: tuple[int, ...]) -> np.ndarray:
     """Flat (C order) positions of block ``indices`` in a grid of ``shape`` (0-d: one block)."""
     if not shape:
@@ -100,7 +114,7 @@ def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> l
         reads = StageReads(stage)
         if reads.elementwise:  # no fan-out to speak of
             continue
-        per_task = _reads_per_task(reads)
+        per_task = _by_input(_reads_per_task(reads))
         for pos, src in enumerate(stage.inputs):
             source = plan.stages[src]
             if src in skip or source.regenerate or len(readers[src]) != 1:
@@ -108,10 +122,7 @@ def fanout_holds(plan: Plan, skip: set[str] | frozenset[str] = frozenset()) -> l
             grid = Grid(source.expr.chunks)
             sizes = grid.block_sizes().reshape(-1) * source.expr.dtype.itemsize
             shape = source.numblocks
-            tasks = [
-                _flat(ix, shape) if (ix := [b for p, b in refs if p == pos]) else _NONE
-                for refs in per_task
-            ]
+            tasks = [_flat(ix, shape) if (ix := refs.get(pos)) else _NONE for refs in per_task]
             if _hand_off(tasks, sizes.size):
                 continue  # one block per task, one task per block: counted as waiting
             held, task_inputs = _sweep(sizes, tasks)
