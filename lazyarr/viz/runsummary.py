@@ -1,8 +1,8 @@
 """What the latest compute did, as text and as an HTML table (``la.last_run()``'s reprs).
 
-Executor, the wall time split into planning (building and optimizing the
-plan), compiling (lowering and the Numba kernels, where the executor
-compiles here) and running (the rest: tasks, scheduling, gathering), which
+Executor, the wall time split into planning (building, optimizing and
+lowering the plan into tasks), compiling (the Numba kernels, where the
+executor compiles here) and running (the rest: tasks, scheduling, gathering), which
 add up to the total; blocks, peak bytes, one row per stage (its name, the
 name the user gave it where known, the time its tasks took, summed over
 threads, and output bytes) and the plan's shape (stages, fused groups).
@@ -163,7 +163,10 @@ def run_summary(
     blocks = _get(stats, "blocks")
     peak = _get(stats, "peak_bytes")
     extra = _get(stats, "extra") or {}
-    compiling = extra.get("compile_seconds") if isinstance(extra, Mapping) else None
+    extra = extra if isinstance(extra, Mapping) else {}
+    compiling = extra.get("compile_seconds")
+    if planning is not None:  # the executor's lowering (plan -> tasks) is planning too
+        planning += extra.get("lower_seconds") or 0.0
     ran = _get(stats, "seconds")
     if total is None and ran is not None and planning is not None:
         total = planning + ran

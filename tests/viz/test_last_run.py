@@ -60,7 +60,7 @@ def test_last_run_splits_planning_compiling_and_running_and_they_add_up():
     run = la.last_run()
     s = run.summary()
     assert s.planning is not None and s.planning > 0
-    assert s.compiling is not None and s.compiling > 0  # lowering and the kernels
+    assert s.compiling is not None and s.compiling > 0  # the kernels
     assert s.seconds == run.total >= run.stats.seconds  # the whole compute, planning too
     assert s.planning + s.compiling + s.running == pytest.approx(s.seconds)
     tasks = sum(r.seconds or 0.0 for r in s.rows)
