@@ -127,7 +127,11 @@ def child(system: str, args: dict) -> None:
     biggest = math.prod(max(c) for c in result.chunks) * result.dtype.itemsize
     # zarr takes regular chunks only: flox's cohorts leave uneven ones (a rechunk, as a
     # user writing the result would need)
-    uneven = {d: max(c) for d, c in zip(result.dims, result.chunks) if len(set(c[:-1])) > 1}
+    uneven = {
+        d: max(c)
+        for d, c in zip(result.dims, result.chunks)
+        if len(set(c[:-1])) > 1 or c[-1] > c[0]
+    }
     result = result.chunk(uneven) if uneven else result
     result.drop_vars(list(result.coords), errors="ignore").to_dataset(name="out").to_zarr(
         args["dst"], mode="w"
