@@ -132,7 +132,9 @@ def child(system: str, args: dict) -> None:
         for d, c in zip(result.dims, result.chunks)
         if len(set(c[:-1])) > 1 or c[-1] > c[0]
     }
-    result = result.chunk(uneven) if uneven else result
+    if uneven:  # .chunk() without chunked_array_type would wrap a lazy array in Dask
+        kind = {"lazyarr": "lazyarr", "cubed": "cubed"}.get(system.split()[0], "dask")
+        result = result.chunk(uneven, chunked_array_type=kind)
     result.drop_vars(list(result.coords), errors="ignore").to_dataset(name="out").to_zarr(
         args["dst"], mode="w"
     )
