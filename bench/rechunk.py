@@ -50,7 +50,6 @@ Prints a table, writes ``bench/results/rechunk.{json,md,png}``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -61,6 +60,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from childproc import run_sampled
 from report import RESULTS, Report, versions
 
 SYSTEMS = (
@@ -231,79 +231,15 @@ def child(system: str, args: dict) -> None:
 # -- the parent --------------------------------------------------------------------------
 
 
-def _tree(pid: int) -> list:
-    import psutil
-
-    try:
-        p = psutil.Process(pid)
-        return [p, *p.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _du(path: str) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(os.path.join(root, f))
-    return total
-
-
 def measure(system: str, args: dict, timeout: float, rechunker_python: str | None = None) -> dict:
     """Run one child, sampling memory, I/O and scratch from outside until it ends (rechunker's
     rows: their own child file, under ``rechunker_python``, the interpreter of its venv)."""
-    import psutil
-
     if system.startswith("rechunker"):
         child_file = str(Path(__file__).with_name("_rechunker_child.py"))
         cmd = [rechunker_python, child_file, system, json.dumps(args)]
     else:
         cmd = [sys.executable, __file__, "--child", system, json.dumps(args)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    while True:  # the setup (imports, cluster start) is not measured
-        line = p.stdout.readline()
-        if not line or line.startswith("READY"):
-            break
-    peak, scratch, io = 0, 0, {}
-    base = sum(q.memory_info().rss for q in _tree(p.pid) if q.is_running())
-    io_before = {}  # bytes each process had read and written before the timed part
-    for q in _tree(p.pid):
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            c = q.io_counters()
-            io_before[q.pid] = (c.read_chars, c.write_chars)
-    t0 = time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < timeout:
-        rss = 0
-        for q in _tree(p.pid):
-            try:
-                rss += q.memory_info().rss
-                c = q.io_counters()
-                r0, w0 = io_before.get(q.pid, (0, 0))
-                io[q.pid] = (c.read_chars - r0, c.write_chars - w0)
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
-        peak = max(peak, rss)
-        scratch = max(scratch, _du(args["scratch"]))
-        time.sleep(0.05)
-    if p.poll() is None:
-        p.kill()
-        p.wait()
-        return {"system": system, "error": f"over {timeout:.0f} s"}
-    out, err = p.communicate()
-    result = next((json.loads(x[7:]) for x in out.splitlines() if x.startswith("RESULT ")), None)
-    if result is None:
-        tail = (err.strip().splitlines() or ["no output"])[-1]
-        return {"system": system, "error": tail[:160]}
-    return {
-        "system": system,
-        **result,
-        "peak_MiB": peak / 2**20,
-        "base_MiB": base / 2**20,
-        "read_MiB": sum(r for r, _ in io.values()) / 2**20,
-        "written_MiB": sum(w for _, w in io.values()) / 2**20,
-        "scratch_MiB": scratch / 2**20,
-    }
+    return {"system": system, **run_sampled(cmd, timeout, args["scratch"])}
 
 
 def rechunker_python(given: str | None) -> str | None:

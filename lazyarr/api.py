@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import gc
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -66,10 +67,14 @@ class LastRun:
     plan: Plan
     executor: str
     stats: Any  # the executor's RunStats, or None if it measures nothing
+    planning: float | None = None
+    """Seconds spent building and optimizing the plan (and checking its memory)."""
+    total: float | None = None
+    """Seconds the whole compute took: planning, compiling and running."""
 
     def summary(self) -> RunSummary:
         """Executor, seconds, blocks, peak bytes and one row per stage, as both reprs show."""
-        return run_summary(self.plan, self.executor, self.stats)
+        return run_summary(self.plan, self.executor, self.stats, self.planning, self.total)
 
     def __repr__(self) -> str:
         return self.summary().text()
@@ -82,7 +87,13 @@ def last_run() -> LastRun | None:
     """The latest compute's plan and measured statistics (None before any compute)."""
     if "plan" not in _LAST_RUN:
         return None
-    return LastRun(_LAST_RUN["plan"], _LAST_RUN["executor"], _LAST_RUN["stats"])
+    return LastRun(
+        _LAST_RUN["plan"],
+        _LAST_RUN["executor"],
+        _LAST_RUN["stats"],
+        _LAST_RUN.get("planning"),
+        _LAST_RUN.get("total"),
+    )
 
 
 def _record_of(plan: Plan, exprs: Sequence[Expr]) -> Plan:
@@ -346,7 +357,18 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
             "array.chunk-size) would fit"
         )
-    raise MemoryLimitError(f"stage {est.block_stage}: {est.explain(ctx.memory_limit)}; {advice}")
+    raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
+
+
+def _blamed(plan: Plan, est: MemoryEstimate) -> str:
+    """Where a refused plan's peak comes from, in the user's names (``x.rename``) where
+    the arrays have them: ``stage z (reduce-…)``, or the results the compute gathers."""
+    outputs = plan.with_labels({}).labels
+    if not est.block_stage:  # no task holds blocks: only results or held stages
+        named = [outputs.get(o, o) for o in plan.outputs]
+        return f"the results ({', '.join(named)})"
+    label = outputs.get(est.block_stage)
+    return f"stage {label} ({est.block_stage})" if label else f"stage {est.block_stage}"
 
 
 def _call_settings(memory_limit: Any) -> dict[str, Any]:
@@ -364,16 +386,18 @@ def compute_exprs(
 ) -> list[np.ndarray]:
     """NumPy results of ``exprs``, computed together in one plan (``memory_limit``: the
     ``memory-limit`` setting for this call)."""
+    t0 = time.perf_counter()
     with config.set(_call_settings(memory_limit)), _gc_paused():
         ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
+        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
+        _LAST_RUN["planning"] = time.perf_counter() - t0
         try:
             results = ex.execute(plan, plan.outputs, bar)
         finally:
             if staging is not None:
                 staging.close()
-    _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
+    _LAST_RUN.update(stats=getattr(ex, "last_stats", None), total=time.perf_counter() - t0)
     return results
 
 
@@ -386,10 +410,12 @@ def persist_exprs(
     memory_limit: Any = None,
 ) -> list[Expr]:
     """Expressions whose blocks are kept where the executor computed them."""
+    t0 = time.perf_counter()
     with config.set(_call_settings(memory_limit)), _gc_paused():
         ex, plan, staging = _prepare(exprs, executor, optimize, passes)
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
-        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None)
+        _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
+        _LAST_RUN["planning"] = time.perf_counter() - t0
         try:
             stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
         except BaseException:
@@ -398,7 +424,7 @@ def persist_exprs(
             raise
         if staging is not None:  # kept blocks may still be computing (dask): remove at exit
             atexit.register(staging.close)
-    _LAST_RUN["stats"] = getattr(ex, "last_stats", None)
+    _LAST_RUN.update(stats=getattr(ex, "last_stats", None), total=time.perf_counter() - t0)
     # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's
     chunks = [plan.stages[o].expr.chunks for o in plan.outputs]
     return [

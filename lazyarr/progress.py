@@ -1,21 +1,29 @@
-"""The progress bar executors report to: tqdm's text bar, or its widget in a notebook.
+"""The progress bar executors report to: tqdm's, through ``tqdm.auto``.
 
-In a notebook the bar is tqdm's ipywidgets bar when ipywidgets is installed
-and tqdm's plain-text bar otherwise (``tqdm.auto`` would fall back to text
-too, but with a ``TqdmWarning`` telling the user to install ipywidgets).
+``tqdm.auto`` picks the bar: its widget in a notebook with ipywidgets, else
+its text bar (its warning that a notebook lacks ipywidgets is silenced: the
+text bar works there too). tqdm's ``delay=`` keeps a bar hidden until the
+compute has run that long; executors call ``advance(0)`` while they wait, so
+the bar appears on time even while one long task runs.
 
 Config ``progress``: ``auto`` shows a bar only in a notebook or when both
 stdout and stderr are terminals (so ``make demo > log`` and CI logs get no
-carriage-return redraws), and then only for computes that last over about
-a second; ``true`` always; ``false`` never.
+carriage-return redraws; tqdm's own ``disable=None`` looks at stderr only),
+and then only for computes that last over about a second; ``true`` always;
+``false`` never. The bar counts blocks (:meth:`TaskGraph.progress_blocks`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import time
+import warnings
 from typing import Any
+
+from tqdm import TqdmWarning
+
+with warnings.catch_warnings():  # in a notebook without ipywidgets: the text bar, no hint
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm as auto_tqdm
 
 __all__ = ["TqdmProgress", "bar_class", "interactive", "make_progress"]
 
@@ -23,39 +31,22 @@ AUTO_DELAY_SECONDS = 1.0
 
 
 class TqdmProgress:
-    """Counts computed blocks on a ``tqdm.auto`` bar.
-
-    The bar is only created once ``delay`` seconds have passed, so short
-    computes pay for a clock read per block and nothing else.
-    """
+    """Counts computed blocks on a ``tqdm.auto`` bar, drawn once ``delay`` seconds passed."""
 
     def __init__(self, delay: float, description: str) -> None:
         self.delay = delay
         self.description = description
         self.bar: Any = None
-        self.total = 0
-        self.done = 0
-        self.t0 = 0.0
 
     def start(self, total_blocks: int) -> None:
-        self.total = total_blocks
-        self.done = 0
-        self.t0 = time.perf_counter()
-        if self.delay <= 0:
-            self._open()
-
-    def _open(self) -> None:
-        tqdm = bar_class()
-        self.bar = tqdm(
-            total=self.total, initial=self.done, desc=self.description, unit="block", leave=False
+        self.finish()
+        self.bar = bar_class()(
+            total=total_blocks, desc=self.description, unit="block", delay=self.delay
         )
 
     def advance(self, blocks: int = 1) -> None:
-        self.done += blocks
         if self.bar is not None:
-            self.bar.update(blocks)
-        elif time.perf_counter() - self.t0 >= self.delay:
-            self._open()
+            self.bar.update(blocks)  # update(0) draws a bar whose delay has passed
 
     def finish(self) -> None:
         if self.bar is not None:
@@ -64,14 +55,8 @@ class TqdmProgress:
 
 
 def bar_class() -> type:
-    """tqdm's widget bar in a notebook that has ipywidgets, else its text bar (no warning)."""
-    if _in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
-        from tqdm.notebook import tqdm as notebook_tqdm
-
-        return notebook_tqdm
-    from tqdm.std import tqdm as text_tqdm
-
-    return text_tqdm
+    """``tqdm.auto``'s bar: the widget in a notebook with ipywidgets, else the text bar."""
+    return auto_tqdm
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -27,8 +27,11 @@ lazy arrays one axis at a time (:func:`_index_lazy_arrays_by_axis`). And
 ``apply_ufunc(..., dask="parallelized")`` over lazy arrays and Dask arrays
 together (``interp`` chunks its coordinates with Dask) runs on lazyarr, the
 Dask arrays read lazily as sources, where xarray refuses to mix chunk types
-(:func:`_run_mixed_apply_ufunc_on_lazyarr`). These three are the changes
-made to xarray.
+(:func:`_run_mixed_apply_ufunc_on_lazyarr`). With flox installed, xarray hands
+groupby and resample reductions to flox, whose Dask code claims every Dask
+collection and hands back a Dask array built around the lazy one; lazy arrays
+take xarray's own groupby instead, which stays lazy
+(:func:`_keep_lazy_groupbys_off_flox`). These four are the changes made to xarray.
 
 xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
 :attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
@@ -47,6 +50,8 @@ from typing import Any
 
 import numpy as np
 from dask.array.core import normalize_chunks as dask_normalize_chunks
+from xarray.core import _aggregations as xr_aggregations
+from xarray.core import groupby as xr_groupby
 from xarray.core.indexing import DaskIndexingAdapter, OuterIndexer
 from xarray.namedarray.daskmanager import DaskManager
 from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
@@ -98,6 +103,28 @@ def _leave_lazy_arrays_to_lazyarr() -> None:
 
     is_chunked_array.leaves_lazyarr = True  # type: ignore[attr-defined]
     DaskManager.is_chunked_array = is_chunked_array  # type: ignore[method-assign]
+
+
+def _keep_lazy_groupbys_off_flox() -> None:
+    """Make xarray's groupby and resample reductions over lazy arrays use xarray's own
+    groupby, not flox (idempotent): flox's Dask path would return a Dask array."""
+    for module in (xr_groupby, xr_aggregations):
+        only = module.contains_only_chunked_or_numpy
+        if getattr(only, "keeps_lazyarr", False):
+            continue
+        module.contains_only_chunked_or_numpy = _without_lazy_arrays(only)
+
+
+def _without_lazy_arrays(only: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``only``, but False for an xarray object that holds a lazy array."""
+
+    def contains_only_chunked_or_numpy(obj: Any) -> bool:
+        variables = getattr(obj, "variables", None) or {"": obj.variable}
+        lazy = any(isinstance(v._data, LazyArray) for v in variables.values())
+        return not lazy and only(obj)
+
+    contains_only_chunked_or_numpy.keeps_lazyarr = True  # type: ignore[attr-defined]
+    return contains_only_chunked_or_numpy
 
 
 def _index_lazy_arrays_by_axis() -> None:
@@ -181,6 +208,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
     def __init__(self) -> None:
         self.array_cls = LazyArray
         _leave_lazy_arrays_to_lazyarr()
+        _keep_lazy_groupbys_off_flox()
         _index_lazy_arrays_by_axis()
         _run_mixed_apply_ufunc_on_lazyarr(self)
 

@@ -274,6 +274,14 @@ def test_parse_duration(text, expected):
     assert config.parse_duration(text) == expected
 
 
+@pytest.mark.parametrize("text", ["", "s", "-1s", "nan", "inf", "1 fortnight", True, None, -2])
+def test_parse_duration_refuses(text):
+    """Dask's parser reads "s" as one second and raises KeyError for an unknown unit:
+    settings need a number, and every refusal is a ValueError."""
+    with pytest.raises(ValueError, match="a duration such as"):
+        config.parse_duration(text)
+
+
 # ---------------------------------------------------------------- sources and precedence
 
 
@@ -516,14 +524,15 @@ def test_digest_is_the_same_in_another_process():
 
 
 def test_config_module_imports_nothing_of_lazyarr_nor_heavy_libraries():
+    """dask.utils (the unit parsers) is allowed: it loads neither NumPy nor dask.array."""
     code = (
         "import importlib.util, sys\n"
         f"spec = importlib.util.spec_from_file_location('cfg', {str(CONFIG / '__init__.py')!r},\n"
         f"    submodule_search_locations=[{str(CONFIG)!r}])\n"
         "module = sys.modules['cfg'] = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
-        "heavy = {'lazyarr', 'numpy', 'dask', 'distributed', 'numba', 'networkx'}\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        "heavy = {'lazyarr', 'numpy', 'dask.array', 'distributed', 'numba', 'networkx'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=_clean_env(), capture_output=True, text=True, check=True

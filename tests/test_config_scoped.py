@@ -174,8 +174,9 @@ def test_a_plain_set_inside_a_block_is_process_wide_and_the_block_still_wins_in_
 
 
 def test_a_setting_entered_later_is_scoped_and_leaves_others_plain_values():
-    """``ExitStack.enter_context(config.set(...))``: set() cannot see the with, applies
-    the values process-wide, and entering takes them back (keeping another's value)."""
+    """``ExitStack.enter_context(config.set(...))`` after another plain set: the pending
+    setting is applied by that set (call order), and entering takes it back (keeping
+    the other's value)."""
     with contextlib.ExitStack() as stack:
         setting = config.set(executor="numpy", progress=False)
         config.set(progress=True)  # someone else's plain set between the two steps
@@ -185,6 +186,32 @@ def test_a_setting_entered_later_is_scoped_and_leaves_others_plain_values():
         _run(lambda: seen.append((config.get("executor"), config.get("progress"))))
         assert seen == [(DEFAULT, True)]  # not ours; theirs kept
     assert config.get("executor") == DEFAULT and config.get("progress") is True
+
+
+def test_a_block_built_by_a_helper_is_never_seen_by_another_thread():
+    """Before: ``set`` read the caller's next bytecode to tell a with from a plain call;
+    called from a helper that returns it, it was applied process-wide until entered."""
+    seen: list[str] = []
+
+    def scoped_numpy() -> config.Setting:
+        setting = config.set(executor="numpy")
+        _run(lambda: seen.append(config.get("executor")))  # another thread reads now
+        return setting
+
+    with scoped_numpy():
+        assert config.get("executor") == "numpy"
+        _run(lambda: seen.append(config.get("executor")))
+    assert seen == [DEFAULT, DEFAULT]
+    assert config.get("executor") == DEFAULT
+
+
+def test_a_setting_kept_but_not_entered_applies_at_the_next_read():
+    setting = config.set(executor="numpy")
+    assert config.get("executor") == "numpy"
+    seen: list[str] = []
+    _run(lambda: seen.append(config.get("executor")))
+    assert seen == ["numpy"]
+    assert setting.values == {"executor": "numpy"}
 
 
 def test_lazyarr_worker_threads_see_the_callers_scoped_settings():

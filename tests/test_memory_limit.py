@@ -175,3 +175,17 @@ def test_a_run_under_the_limit_stays_under_it_measured(tmp_path):
     x = la.from_zarr(str(tmp_path / "out.zarr"))
     assert abs(float(x[:, :3].mean().compute())) < 1e-9
     assert api.clear_plan_cache() is None
+
+
+def test_a_refusal_names_the_stage_by_the_users_name():
+    """Before: ``stage elementwise-…`` for an array renamed ``z``."""
+    x = la.asarray(np.ones((1000, 1000)), chunks=(100, 1000))
+    with pytest.raises(la.MemoryLimitError, match=r"^stage z \(elementwise-[0-9a-f]+\): "):
+        (x * 2).rename("z").compute(executor="numpy", memory_limit="1MiB")
+
+
+def test_a_refusal_without_a_task_says_the_results_not_an_empty_stage():
+    """Before: ``stage : predicted peak … per task () …``: no task held blocks."""
+    with pytest.raises(la.MemoryLimitError, match=r"^the results \(o\): ") as info:
+        la.ones((1000, 1000), chunks=(100, 1000)).rename("o").compute(memory_limit="1MiB")
+    assert "()" not in str(info.value)

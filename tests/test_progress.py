@@ -70,44 +70,70 @@ def test_auto_draws_in_a_notebook(monkeypatch):
     assert progress.make_progress("auto", "x") is None
 
 
-def _fake_notebook(monkeypatch) -> None:
-    kernel_shell = types.SimpleNamespace(kernel=object())
-    fake = types.ModuleType("IPython")
-    fake.get_ipython = lambda: kernel_shell
-    monkeypatch.setitem(sys.modules, "IPython", fake)
+def test_the_bar_is_tqdm_autos(monkeypatch):
+    """tqdm.auto picks the widget in a notebook with ipywidgets, else the text bar."""
+    from tqdm.auto import tqdm as auto_tqdm
 
-
-def test_a_notebook_without_ipywidgets_gets_a_text_bar_and_no_warning(monkeypatch):
-    """tqdm.auto would warn (TqdmWarning: IProgress not found); warnings are errors here."""
-    _fake_notebook(monkeypatch)
-    real_find_spec = progress.importlib.util.find_spec
-    monkeypatch.setattr(
-        progress.importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "ipywidgets" else real_find_spec(name, *a),
-    )
-    from tqdm.std import tqdm as text_tqdm
-
-    assert progress.bar_class() is text_tqdm
+    assert progress.bar_class() is auto_tqdm
+    bar = progress.make_progress(True, "x")
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
-    np.testing.assert_array_equal(_compute(True), np.full((4, 4), 2.0))
-    assert "block" in err.getvalue()
+    bar.start(3)
+    assert bar.bar.delay == 0.0 and bar.bar.unit == "block"
+    bar.finish()
 
 
-def test_a_notebook_with_ipywidgets_gets_the_widget_bar(monkeypatch):
-    _fake_notebook(monkeypatch)
-    monkeypatch.setattr(progress.importlib.util, "find_spec", lambda name, *a: object())
-    from tqdm.notebook import tqdm as notebook_tqdm
+class _Recorder:
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+        self.calls = 0
 
-    assert progress.bar_class() is notebook_tqdm
+    def start(self, total_blocks: int) -> None:
+        self.total = total_blocks
+
+    def advance(self, blocks: int = 1) -> None:
+        self.done += blocks
+        self.calls += 1
+
+    def finish(self) -> None:
+        pass
 
 
-def test_outside_a_notebook_the_text_bar(monkeypatch):
-    monkeypatch.delitem(sys.modules, "IPython", raising=False)
-    from tqdm.std import tqdm as text_tqdm
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_the_bar_counts_the_blocks_a_fused_reduction_reads(monkeypatch, executor):
+    """Before: a reduction over 24 blocks fused into one task counted 0/1, then 1/1."""
+    recorder = _Recorder()
+    monkeypatch.setattr(la.api, "make_progress", lambda setting, description: recorder)
+    a = np.arange(24 * 2**17, dtype=np.float64).reshape(24, 2**17)
+    x = la.asarray(a, chunks=(1, 2**17))  # 24 blocks of 1 MiB: reblocking keeps them
+    with la.config.set({"numba.compile-threshold": 0}):
+        got = (x * 2 + 1).sum().compute(executor=executor, progress=True)
+    np.testing.assert_allclose(got, (a * 2 + 1).sum())
+    assert (recorder.done, recorder.total) == (24, 24)
 
-    assert progress.bar_class() is text_tqdm
+
+def test_a_long_task_draws_its_delayed_bar_before_it_ends(monkeypatch):
+    """The bar's delay passes during one long task: the waiting thread's ``advance(0)``
+    calls draw it (before: a bar opened only when a block finished)."""
+    import time
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    monkeypatch.setattr(progress, "AUTO_DELAY_SECONDS", 0.2)
+    seen_while_running: list[str] = []
+
+    def slow(block):
+        time.sleep(0.6)
+        seen_while_running.append(err.getvalue())
+        return block + 1
+
+    x = la.asarray(np.zeros(2**20), chunks=2**19)  # 2 blocks of 4 MiB: run on the pool
+    with la.config.set({"numba.threads": 2}):
+        got = la.map_blocks(slow, x).compute(executor="numba", progress="auto")
+    np.testing.assert_array_equal(got, np.ones(2**20))
+    assert any("block" in seen for seen in seen_while_running), seen_while_running
 
 
 # -- real terminals and files: a child process whose stdout/stderr are a pty or a file ----

@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -41,7 +40,7 @@ import yaml
 from donfig.config_obj import collect_env
 from donfig.config_obj import update as _merge_into
 
-from ._scope import SCOPED, Setting, called_as_with
+from ._scope import SCOPED, Setting, apply_pending
 from ._units import parse_bytes, parse_duration
 
 __all__ = [
@@ -457,6 +456,7 @@ def refresh() -> None:
     Values from a plain ``set(...)`` call are dropped, as in Dask; those of ``with``
     blocks still running stay until their blocks end.
     """
+    apply_pending()  # dropped with the other plain values
     with _store.config_lock:
         _STAMPS.clear()
         _store.refresh()
@@ -469,6 +469,7 @@ def get(key: str, default: Any = _NO_DEFAULT) -> Any:
     suggestion, unless a ``default`` is given: then the default is returned, so
     plug-ins can read keys of their own.
     """
+    apply_pending()
     scoped = SCOPED.get()
     if scoped is not None:  # inside a ``with set(...)`` block of this thread or task
         value = scoped.get(key, _NO_DEFAULT)
@@ -559,9 +560,8 @@ def set(arg: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Setting:
     _flatten({k.replace("__", "."): v for k, v in kwargs.items()}, "", flat, reject)
     checked = {key: _check(key, value) for key, value in flat.items()}
     spellings = {s: v for k, v in checked.items() for s in (k, k.replace("-", "_"))}
-    if called_as_with(sys._getframe(1)):  # scoped from the start: no thread sees it
-        return Setting(spellings, checked, None)
-    return Setting(spellings, checked, _apply_globally(checked))
+    apply_pending()  # an earlier plain set of this thread comes first
+    return Setting(spellings, checked, lambda: _apply_globally(checked))
 
 
 _MISSING: Any = _NoDefault()
@@ -622,6 +622,7 @@ def resolve(key: str, value: Any) -> Any:
 
 def show() -> str:
     """The effective configuration as YAML text."""
+    apply_pending()
     values = _store.to_dict()
     scoped = SCOPED.get()
     if scoped:

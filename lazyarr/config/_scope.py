@@ -5,15 +5,13 @@ Part of the config leaf: imports nothing of lazyarr.
 
 from __future__ import annotations
 
-import dis
-import functools
-import sys
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from types import CodeType, FrameType
 from typing import Any
 
-__all__ = ["SCOPED", "Setting", "called_as_with"]
+__all__ = ["SCOPED", "Setting", "apply_pending"]
 
 # A ``with`` block's values live in an overlay held by a ContextVar, so they are seen
 # by the code of that block (and by lazyarr's worker threads, which run in a copy of
@@ -21,57 +19,68 @@ __all__ = ["SCOPED", "Setting", "called_as_with"]
 # overlap their blocks never see each other's values, and each block's exit puts back
 # exactly the overlay that was there before it.
 #
-# ``set`` cannot know from its arguments whether a ``with`` follows; it asks
-# ``called_as_with``, which reads the caller's next bytecode instruction. Where that
-# cannot tell (``ExitStack.enter_context(config.set(...))``), ``set`` applies the
-# values process-wide and ``Setting.__enter__`` takes them back (unless something
-# else replaced them meanwhile) before scoping them.
+# ``set`` cannot know from its arguments whether a ``with`` follows, so it applies
+# nothing yet: the Setting it returns is pending. Entering it (the with statement's
+# ``__enter__``, or ``ExitStack.enter_context``) scopes it; otherwise it is applied
+# process-wide as soon as it is dropped (``__del__``: at once for a plain statement
+# ``config.set(...)`` in CPython) or this thread next reads or sets a value
+# (:func:`apply_pending`), whichever comes first. No other thread ever sees a
+# ``with`` block's values, and this thread sees a plain call's values at once.
 
 SCOPED: ContextVar[Mapping[str, Any] | None] = ContextVar("lazyarr_config_scoped", default=None)
 """The scoped values of this context: every spelling of a leaf key -> value; None if none."""
 
-_WITH_OPS = frozenset({"BEFORE_WITH", "SETUP_WITH"})  # 3.11-3.13, 3.10
+_THREAD = threading.local()
+"""``pending``: weak references to this thread's Settings not yet applied nor entered."""
 
 
-@functools.lru_cache(maxsize=1024)
-def _with_follows(code: CodeType, offset: int) -> bool:
-    after = [i.opname for i in dis.get_instructions(code) if i.offset > offset][:2]
-    if after[:1] and after[0] in _WITH_OPS:
-        return True
-    return after == ["COPY", "LOAD_SPECIAL"]  # 3.14: with looks __exit__ up first
-
-
-def called_as_with(frame: FrameType | None) -> bool:
-    """Whether the call that ``frame`` is making is the head of a ``with`` statement.
-
-    False where it cannot tell (another interpreter, a call made from C).
-    """
-    if frame is None or sys.implementation.name != "cpython" or frame.f_lasti < 0:
-        return False
-    return _with_follows(frame.f_code, frame.f_lasti)
+def apply_pending() -> None:
+    """Apply process-wide, in call order, this thread's plain ``set`` calls still pending."""
+    pending = getattr(_THREAD, "pending", None)
+    if pending:
+        _THREAD.pending = []
+        for ref in pending:
+            setting = ref()
+            if setting is not None:
+                setting.apply()
 
 
 class Setting:
-    """What ``config.set`` returns: values already process-wide, or (``with``) scoped.
+    """What ``config.set`` returns: pending, then scoped (``with``) or process-wide.
 
     ``values``: every spelling of each key set -> its checked value; ``canonical``:
-    the same for the canonical spelling only. ``undo``: takes back a process-wide
-    application (None when the values were never applied process-wide).
+    the same for the canonical spelling only. ``apply_globally``: sets the values
+    for the process and returns a function that takes them back.
     """
 
     def __init__(
         self,
         values: Mapping[str, Any],
         canonical: Mapping[str, Any],
-        undo: Callable[[], None] | None,
+        apply_globally: Callable[[], Callable[[], None]],
     ) -> None:
         self._values = dict(values)
         self.values = dict(canonical)
-        self._undo = undo
+        self._apply: Callable[[], Callable[[], None]] | None = apply_globally
+        self._undo: Callable[[], None] | None = None
         self._previous: list[Mapping[str, Any] | None] = []
+        pending = getattr(_THREAD, "pending", None)
+        if pending is None:
+            pending = _THREAD.pending = []
+        pending.append(weakref.ref(self))
+
+    def apply(self) -> None:
+        """Apply the values process-wide, once, unless a ``with`` entered them first."""
+        apply, self._apply = self._apply, None
+        if apply is not None:
+            self._undo = apply()
+
+    def __del__(self) -> None:
+        self.apply()
 
     def __enter__(self) -> Setting:
-        if self._undo is not None:  # set() could not tell that a with would follow
+        self._apply = None  # a with block: never process-wide
+        if self._undo is not None:  # applied before it was entered (a read came between)
             self._undo()
             self._undo = None
         previous = SCOPED.get()

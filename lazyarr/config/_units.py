@@ -1,39 +1,23 @@
 """Byte sizes and durations as settings write them: ``"64MiB"``, ``"500ms"``.
 
-Part of the config leaf: imports nothing of lazyarr (nor Dask, whose parser it mirrors).
+Dask's parsers (``dask.utils.parse_bytes``, ``parse_timedelta``) read the units;
+this module only holds settings to stricter terms: a number must be written
+(Dask reads ``"MiB"`` as one MiB), and it must be finite and not negative.
+Every refusal is a ``ValueError`` naming what was expected.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
-from collections.abc import Mapping
+
+from dask.utils import parse_bytes as dask_parse_bytes
+from dask.utils import parse_timedelta as dask_parse_timedelta
 
 __all__ = ["parse_bytes", "parse_duration"]
 
-_NUMBER_UNIT = re.compile(r"\s*((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
-_BYTE_UNITS = {"": 1, "b": 1} | {
-    prefix + suffix: base**power  # k kb ki kib, m mb mi mib, ...
-    for power, prefix in enumerate("kmgtp", start=1)
-    for suffix, base in (("", 1000), ("b", 1000), ("i", 1024), ("ib", 1024))
-}
-_SECOND_UNITS = {"": 1.0, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def _number_and_unit(value: object, units: Mapping[str, float], what: str) -> tuple[float, float]:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected {what}, got {value!r}")
-    if isinstance(value, str):
-        match = _NUMBER_UNIT.fullmatch(value)
-        if match is None or match.group(2).lower() not in units:
-            raise ValueError(f"expected {what}, got {value!r}")
-        number, scale = float(match.group(1)), units[match.group(2).lower()]
-    else:
-        number, scale = value, 1
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"expected {what}, got {value!r}")
-    return number, scale
+_BYTES = "a byte size such as '64MiB'"
+_DURATION = "a duration such as '10s'"
 
 
 def parse_bytes(value: str | int | float) -> int:
@@ -41,29 +25,41 @@ def parse_bytes(value: str | int | float) -> int:
 
     Parsed values are remembered (computes read the same settings every time).
     """
-    if isinstance(value, (str, int, float)):
-        return _parse_bytes_cached(value)
-    return _parse_bytes(value)
+    _check_type(value, _BYTES)
+    return _parse_bytes_cached(value)
 
 
 @functools.lru_cache(maxsize=256)
 def _parse_bytes_cached(value: str | int | float) -> int:
-    return _parse_bytes(value)
-
-
-def _parse_bytes(value: str | int | float) -> int:
-    """Parse without the cache (and raise for values of the wrong type).
-
-    Units as in ``dask.utils.parse_bytes`` (B, kB/KiB ... PB/PiB, case-insensitive),
-    written here so that reading the config never imports Dask.
-    """
-    number, scale = _number_and_unit(value, _BYTE_UNITS, "a byte size such as '64MiB'")
-    if isinstance(number, int):
-        return number * int(scale)
-    return int(number * scale)
+    _check_number(value, _BYTES)
+    try:
+        parsed = dask_parse_bytes(value)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"expected {_BYTES}, got {value!r}") from e
+    return int(parsed)
 
 
 def parse_duration(value: str | int | float) -> float:
     """Return seconds: ``"10s"`` -> 10.0, ``"500ms"`` -> 0.5, ``"2m"`` -> 120.0, ``3`` -> 3.0."""
-    number, scale = _number_and_unit(value, _SECOND_UNITS, "a duration such as '10s'")
-    return float(number * scale)
+    _check_type(value, _DURATION)
+    _check_number(value, _DURATION)
+    try:
+        seconds = dask_parse_timedelta(value)
+    except (ValueError, KeyError, IndexError, OverflowError) as e:  # KeyError: unknown unit
+        raise ValueError(f"expected {_DURATION}, got {value!r}") from e
+    return float(seconds)
+
+
+def _check_type(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected {what}, got {value!r}")
+
+
+def _check_number(value: str | int | float, what: str) -> None:
+    """Refuse a value without a leading number, a negative one, NaN and infinity."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text[:1].isdigit() and not (text[:1] == "." and text[1:2].isdigit()):
+            raise ValueError(f"expected {what}, got {value!r}")
+    elif not math.isfinite(value) or value < 0:
+        raise ValueError(f"expected {what}, got {value!r}")

@@ -4,7 +4,8 @@ In order: config ``dask.address`` (connect to that scheduler, within
 ``dask.timeout``); else a ``distributed.Client`` the user already made in
 this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
 ``dask.threads-per-worker``, ``dask.memory-limit``; worker processes, or
-threads of this process with ``dask.processes: false``) that is started once,
+threads of this process with ``dask.processes: false``; its dashboard at
+``dask.dashboard``, on loopback, its link printed once) that is started once,
 reused by later computes and closed at interpreter exit or by ``close()``;
 it is started again when its workers have stopped for good or a compute on
 it got ``KeyboardInterrupt`` (a terminal's Ctrl-C signals the worker
@@ -22,6 +23,7 @@ import contextvars
 import logging
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -38,7 +40,7 @@ from lazyarr import config
 from .malloc import MMAP_THRESHOLD
 from .spawn_guard import check_main_guard
 
-__all__ = ["ClusterManager", "SchedulerUnreachable", "worker_info"]
+__all__ = ["ClusterManager", "SchedulerUnreachable", "dashboard_link", "worker_info"]
 
 WORKER_BASELINE = 512 << 20
 """What a worker process holds before any block (Python, Dask, NumPy, Numba and the kernels
@@ -118,6 +120,7 @@ class ClusterManager:
                         int(config.get("dask.threads-per-worker")),
                         config.get("dask.memory-limit"),
                         bool(config.get("dask.processes")),
+                        config.get("dask.dashboard"),
                     )
                     stale = self._interrupted or self._lost_workers()
                     if self._key != key or not self._running() or stale:
@@ -201,7 +204,13 @@ class ClusterManager:
         return worker_info(client)
 
     def _start_local(
-        self, n_workers: int, threads: int, memory_limit: Any, processes: bool, timeout: float
+        self,
+        n_workers: int,
+        threads: int,
+        memory_limit: Any,
+        processes: bool,
+        dashboard: str | None,
+        timeout: float,
     ) -> None:
         if processes:
             check_main_guard(dask.config.get("distributed.worker.multiprocessing-method"))
@@ -230,10 +239,10 @@ class ClusterManager:
                 threads_per_worker=threads,
                 memory_limit=limit,
                 processes=processes,
-                dashboard_address=None,
+                dashboard_address=dashboard,
                 **where,
-                # no dashboard; the scheduler's HTTP routes on a free port, not 8787
-                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                # without a dashboard, the scheduler's HTTP routes on a free port, not 8787
+                **({} if dashboard else {"scheduler_kwargs": _NO_DASHBOARD}),
             )
         try:
             client = _OwnClient(cluster, set_as_default=False, timeout=timeout)
@@ -241,6 +250,9 @@ class ClusterManager:
             cluster.close()
             raise
         self._cluster, self._client = cluster, client
+        link = dashboard_link(cluster, dashboard)
+        if link:
+            print(f"lazyarr: Dask dashboard at {link}", file=sys.stderr, flush=True)
 
     def _register_close(self) -> None:
         if not self._atexit:
@@ -256,6 +268,20 @@ class ClusterManager:
             retired, self._retired = self._retired, []
             for pair in [(client, cluster), *retired]:
                 _close(*pair)
+
+
+_NO_DASHBOARD = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
+def dashboard_link(cluster: LocalCluster, address: str | None) -> str:
+    """The dashboard's URL on the host it was asked to listen on ("" when it has none: no
+    ``dask.dashboard``, or bokeh missing)."""
+    port = cluster.scheduler_info.get("services", {}).get("dashboard")
+    if not address or not port:
+        return ""
+    host = address.rpartition(":")[0].strip("[]") or "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}/status"
 
 
 _GONE = frozenset({Status.closing, Status.closing_gracefully, Status.closed, Status.failed})

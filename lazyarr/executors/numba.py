@@ -294,7 +294,8 @@ class NumbaExecutor:
         progress = progress or NullProgress()
         t_start = time.perf_counter()
         into = into or {}
-        run = _Run(plan, outputs, into)
+        run = _Run(plan, outputs, into)  # lowers the plan
+        t_lowered = time.perf_counter()
         graph = run.graph
         tasks = graph.tasks
         n = len(tasks)
@@ -306,7 +307,8 @@ class NumbaExecutor:
         self.last_kernels = kernels
         stats = RunStats(self.name)
         stats.extra.update(
-            compile_seconds=time.perf_counter() - t_start,
+            lower_seconds=t_lowered - t_start,
+            compile_seconds=time.perf_counter() - t_lowered,
             compiled_stages=list(kernels.compiled),
             fallback_stages=dict(kernels.fallbacks),
             joint_stages=[
@@ -340,7 +342,7 @@ class NumbaExecutor:
         live = sum(a.nbytes for a in into.values())
         pool = self._acquire_pool(threads) if threads > 1 else None
         failed = True
-        progress.start(graph.nblocks)
+        progress.start(sum(graph.progress_blocks()))
         try:
             with blas_threads_for(threads):
                 peak, seconds, blocks, at_once = run_graph(

@@ -79,7 +79,8 @@ class NumpyExecutor:
         seconds = [0.0] * len(graph.stages)
         stats.extra["tasks"] = len(tasks)
         stats.extra["task_kinds"] = graph.kinds()
-        progress.start(graph.nblocks)
+        ticks = graph.progress_blocks()
+        progress.start(sum(ticks))
         try:
             for tid, task in enumerate(tasks):
                 t0 = time.perf_counter()
@@ -92,7 +93,8 @@ class NumpyExecutor:
                         values[d] = None
                 if is_block[tid]:
                     stats.blocks += 1
-                    progress.advance(1)
+                if ticks[tid]:
+                    progress.advance(ticks[tid])
         finally:
             progress.finish()
         stats.stage_seconds = {

@@ -71,6 +71,8 @@ class _State:
                 task = tasks[tid]
                 blocks[tid] = len(task.members) if task.kind == TaskKind.JOINT else 1
         self.block_count = blocks
+        self.ticks = graph.progress_blocks()  # what the progress bar counts per task
+        self.ticks_done = 0
         self.ready: list[tuple[int, int, int]] = []
         for tid in range(n):
             if self.waiting[tid] == 0:
@@ -128,6 +130,7 @@ class _State:
         self.seconds[task.stage] += seconds
         self.done += 1
         self.blocks_done += self.block_count[tid]
+        self.ticks_done += self.ticks[tid]
         readers = self.readers
         for d in task.deps:
             readers[d] -= 1
@@ -203,8 +206,8 @@ def run_graph(
             t0 = time.perf_counter()
             value = run(tid)
             state.complete(tid, value, time.perf_counter() - t0)
-            if state.block_count[tid]:
-                progress.advance(state.block_count[tid])
+            if state.ticks[tid]:
+                progress.advance(state.ticks[tid])
         return state.peak, state.seconds, state.blocks_done, min(n, 1)
     cond = state.cond
     reported = 0
@@ -219,12 +222,11 @@ def run_graph(
                     cond.wait(tick)
                 finished = state.done >= n
                 error = state.error
-                blocks = state.blocks_done
+                blocks = state.ticks_done
             if error is not None:
                 raise error
-            if blocks > reported:
-                progress.advance(blocks - reported)
-                reported = blocks
+            progress.advance(blocks - reported)  # 0 too: a delayed bar appears on time
+            reported = blocks
             if finished:
                 break
     finally:

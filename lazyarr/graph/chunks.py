@@ -147,6 +147,8 @@ def normalize_chunks(chunks: Any, shape: Sequence[int], itemsize: int, limit_byt
     if isinstance(chunks, dict):
         chunks = tuple(chunks.get(ax, chunks.get(ax - len(shape), -1)) for ax in range(len(shape)))
     chunks = tuple(chunks)
+    if len(shape) == 1 and len(chunks) > 1 and all(_is_intlike(c) for c in chunks):
+        chunks = (chunks,)  # a 1-d array's block lengths, flat (Dask reads them so too)
     if len(chunks) != len(shape):
         raise ValueError(
             f"chunks {chunks!r} have {len(chunks)} axes but shape {shape} has {len(shape)}"

@@ -13,7 +13,16 @@ from lazyarr._convert import as_expr
 from lazyarr.executors import registry
 from lazyarr.planview import explain, visualize
 
-__all__ = ["cluster", "compute", "explain", "last_run", "persist", "plan", "visualize"]
+__all__ = [
+    "cluster",
+    "compute",
+    "dask_client",
+    "explain",
+    "last_run",
+    "persist",
+    "plan",
+    "visualize",
+]
 
 
 def compute(
@@ -64,9 +73,20 @@ def persist(
     return tuple(wrap(e) for e in kept)
 
 
-def cluster() -> Any:
-    """The ``distributed.Client`` the ``dask`` executor uses (starting it if needed)."""
+def dask_client() -> Any:
+    """The ``distributed.Client`` the ``dask`` executor uses, starting its cluster if needed.
+
+    The cluster at ``dask.address``, the user's own default client, or the LocalCluster
+    lazyarr started (its dashboard: ``la.dask_client().dashboard_link``). Use it for
+    Dask's diagnostics (``get_task_stream``, ``performance_report``) or to submit Dask
+    work beside lazyarr's; lazyarr closes only a cluster it started.
+    """
     return registry.get("dask").client()
+
+
+def cluster() -> Any:
+    """The same client as :func:`dask_client` (its older name)."""
+    return dask_client()
 
 
 def last_run() -> api.LastRun | None:

@@ -166,7 +166,8 @@ class MemoryEstimate:
 
     def explain(self, limit: int | None) -> str:
         """One line: the peak and its parts (and the limit, when there is one)."""
-        parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task ({self.block_stage})"
+        where = f" ({self.block_stage})" if self.block_stage else ""
+        parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task{where}"
         if self.held:
             parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
         if self.fetched:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from lazyarr.graph.chunks import blocks_in_range
 from lazyarr.graph.expr import Region
 from lazyarr.optimize.plan import Plan, Stage
 
@@ -196,6 +198,25 @@ class TaskGraph:
         """Blocks the run computes (culled blocks excluded)."""
         return int(sum(int((p >= 0).sum()) for p in self.producers))
 
+    def progress_blocks(self) -> list[int]:
+        """Per task, the blocks a progress bar counts for it: a block it makes (a joint task
+        makes one per member), or the input blocks a partial reduction or product reads (a
+        fused reduction over 120 blocks counts 120, not its one or two tasks)."""
+        weights = [0] * len(self.tasks)
+        in_parts = set()  # stages whose parts are counted: their finished blocks are not
+        for tid, task in enumerate(self.tasks):
+            if task.kind in (TaskKind.PARTIAL, TaskKind.PRODUCT):
+                weights[tid] = _input_blocks(self.stages[task.stage], task.region)
+                in_parts.add(task.stage)
+        for p in self.producers:
+            for tid in p[p >= 0].tolist():
+                task = self.tasks[tid]
+                if task.kind == TaskKind.JOINT:
+                    weights[tid] = len(task.members)
+                elif task.stage not in in_parts:
+                    weights[tid] = 1
+        return weights
+
     def read_in_place(self, stages: Sequence[int]) -> list[bool]:
         """For each of ``stages`` (positions), whether its readers make its values themselves."""
         here = set(self.in_place)
@@ -241,3 +262,13 @@ class TaskGraph:
             if names is None or name in names:
                 out[name] = out.get(name, 0) + 1
         return out
+
+
+def _input_blocks(stage: Stage, region: Region) -> int:
+    """Blocks of the stage's first input of ``region``'s rank that ``region`` overlaps."""
+    for e in stage.input_exprs:
+        if e.ndim == len(region) and e.ndim:
+            return math.prod(
+                len(blocks_in_range(c, s.start, s.stop)) for c, s in zip(e.chunks, region)
+            )
+    return 1

@@ -43,19 +43,29 @@ def _e(x: object) -> str:
     return html.escape(str(x))
 
 
+# Alignment is also written on each cell: a notebook that is not trusted (reopened, or
+# shown by GitHub) drops the <style> block, and Jupyter's own table style right-aligns
+# every cell and centres the table.
+LEFT = "text-align:left"
+RIGHT = "text-align:right"
+
+
 def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
     cls = classes or [""] * len(rows)
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    th = "".join(f'<th style="{LEFT}">{_e(h)}</th>' for h in head)
     body = "".join(f'<tr class="{c}">' + "".join(cells) + "</tr>" for cells, c in zip(rows, cls))
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return (
+        f'<table style="margin-left:0;margin-right:auto"><thead><tr>{th}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
 
 
 def _num(text: str) -> str:
-    return f'<td class="num">{_e(text)}</td>'
+    return f'<td class="num" style="{RIGHT}">{_e(text)}</td>'
 
 
 def _td(text: str) -> str:
-    return f"<td>{_e(text)}</td>"
+    return f'<td style="{LEFT}">{_e(text)}</td>'
 
 
 def _stages_table(plan: Plan, memory_limit: int | None, measured: Measured | None) -> str:
@@ -73,7 +83,8 @@ def _stages_table(plan: Plan, memory_limit: int | None, measured: Measured | Non
         )
         cells = [
             _num(str(k)),
-            f'<td class="name">{swatch}{_e(f.title)}{" (output)" if f.output else ""}</td>',
+            f'<td class="name" style="{LEFT}">{swatch}{_e(f.title)}'
+            f"{' (output)' if f.output else ''}</td>",
             _td(f.kind + (", fused" if f.style == "fused" else "")),
             _td(" → ".join(f.ops)),
             _num(f.grid),
@@ -141,7 +152,8 @@ def to_html_fragment(
     facts = plan_facts(plan, memory_limit)
     summary = (
         f"{len(facts)} stages, {sum(f.nblocks for f in facts.values())} blocks, "
-        f"executor {executor or '-'}, outputs {', '.join(plan.outputs)}"
+        f"executor {executor or '-'}, outputs "
+        f"{', '.join(plan.labels.get(o, o) for o in plan.outputs)}"
     )
     if measured is not None and measured.seconds is not None:
         summary += f"; measured {fmt_seconds(measured.seconds)}"

@@ -1,9 +1,12 @@
 """What the latest compute did, as text and as an HTML table (``la.last_run()``'s reprs).
 
-Executor, total seconds, blocks, peak bytes, one row per stage (its name,
-the name the user gave it where known, measured seconds, output bytes) and
-the plan's shape (stages, fused groups). Only formats what the run already
-recorded: the plan and the executor's statistics. Pure.
+Executor, the wall time split into planning (building, optimizing and
+lowering the plan into tasks), compiling (the Numba kernels, where the
+executor compiles here) and running (the rest: tasks, scheduling, gathering), which
+add up to the total; blocks, peak bytes, one row per stage (its name, the
+name the user gave it where known, the time its tasks took, summed over
+threads, and output bytes) and the plan's shape (stages, fused groups).
+Only formats what the run already recorded. Pure.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class RunSummary:
 
     executor: str
     seconds: float | None
+    """Wall time of the whole compute (or of the executor's run, when that is all we know)."""
+    planning: float | None
+    compiling: float | None
     blocks: int | None
     peak_bytes: int | None
     stages: int
@@ -48,7 +54,7 @@ class RunSummary:
     def text(self) -> str:
         """A plain-text report: a header line, the plan's shape, one line per stage."""
         head = [
-            f"lazyarr last run on {self.executor}: {fmt_seconds(self.seconds)}, "
+            f"lazyarr last run on {self.executor}: {fmt_seconds(self.seconds)}{self._split()}, "
             f"{_count(self.blocks)} blocks, peak {fmt_bytes(self.peak_bytes)}",
             f"plan: {self.stages} stages, {self.fused} fused",
         ]
@@ -56,7 +62,7 @@ class RunSummary:
             return "\n".join(head)
         names = [_name(r) for r in self.rows]
         width = max(len("stage"), *(len(n) for n in names))
-        lines = [f"  {'stage':<{width}}  {'seconds':>9}  {'blocks':>7}  {'bytes':>9}"]
+        lines = [f"  {'stage':<{width}}  {'task time':>9}  {'blocks':>7}  {'bytes':>9}"]
         for r, name in zip(self.rows, names):
             lines.append(
                 f"  {name:<{width}}  {fmt_seconds(r.seconds):>9}  {r.blocks:>7}  "
@@ -69,7 +75,7 @@ class RunSummary:
         e = html.escape
         head = (
             f"<p><b>lazyarr last run</b> on <code>{e(self.executor)}</code>: "
-            f"{e(fmt_seconds(self.seconds))}, {e(_count(self.blocks))} blocks, "
+            f"{e(fmt_seconds(self.seconds))}{e(self._split())}, {e(_count(self.blocks))} blocks, "
             f"peak {e(fmt_bytes(self.peak_bytes))}; plan: {self.stages} stages, "
             f"{self.fused} fused</p>"
         )
@@ -77,17 +83,34 @@ class RunSummary:
             "<tr>"
             f"<td style='text-align:left'><code>{e(_name(r))}</code></td>"
             f"<td style='text-align:left'>{e(r.kind)}{e(_ops(r))}</td>"
-            f"<td>{e(fmt_seconds(r.seconds))}</td><td>{r.blocks}</td>"
-            f"<td>{e(fmt_bytes(r.out_bytes))}</td>"
+            f"<td style='text-align:right'>{e(fmt_seconds(r.seconds))}</td>"
+            f"<td style='text-align:right'>{r.blocks}</td>"
+            f"<td style='text-align:right'>{e(fmt_bytes(r.out_bytes))}</td>"
             "</tr>"
             for r in self.rows
         )
-        table = (
-            "<table><thead><tr><th style='text-align:left'>stage</th>"
-            "<th style='text-align:left'>kind</th><th>seconds</th><th>blocks</th>"
-            f"<th>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
+        table = (  # alignment on each cell: Jupyter right-aligns cells and centres tables
+            "<table style='margin-left:0;margin-right:auto'><thead><tr>"
+            "<th style='text-align:left'>stage</th><th style='text-align:left'>kind</th>"
+            "<th style='text-align:right'>task time</th><th style='text-align:right'>blocks</th>"
+            f"<th style='text-align:right'>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
         )
         return f'<div class="lazyarr-last-run">{head}{table}</div>'
+
+    @property
+    def running(self) -> float | None:
+        """The wall time left after planning and compiling: tasks, scheduling, gathering."""
+        if self.seconds is None:
+            return None
+        return max(0.0, self.seconds - (self.planning or 0.0) - (self.compiling or 0.0))
+
+    def _split(self) -> str:
+        """`` = planning .. + compiling .. + running ..`` (the parts known), adding up."""
+        if self.seconds is None or (self.planning is None and self.compiling is None):
+            return ""
+        parts = [("planning", self.planning), ("compiling", self.compiling)]
+        parts.append(("running", self.running))
+        return " = " + " + ".join(f"{k} {fmt_seconds(v)}" for k, v in parts if v is not None)
 
 
 def _count(n: int | None) -> str:
@@ -110,10 +133,18 @@ def _get(stats: Any, key: str) -> Any:
     return getattr(stats, key, None)
 
 
-def run_summary(plan: Plan, executor: str, stats: Any = None) -> RunSummary:
+def run_summary(
+    plan: Plan,
+    executor: str,
+    stats: Any = None,
+    planning: float | None = None,
+    total: float | None = None,
+) -> RunSummary:
     """The summary of a run of ``plan`` on ``executor`` with the executor's ``RunStats``.
 
-    ``stats`` may be None (an executor that measures nothing): seconds are then unknown.
+    ``planning`` and ``total``: seconds the compute spent planning, and in all (None: only
+    the executor's own measurement is known). ``stats`` may be None (an executor that
+    measures nothing): its seconds are then unknown.
     """
     facts = plan_facts(plan)
     stage_seconds = dict(_get(stats, "stage_seconds") or {})
@@ -131,9 +162,19 @@ def run_summary(plan: Plan, executor: str, stats: Any = None) -> RunSummary:
     )
     blocks = _get(stats, "blocks")
     peak = _get(stats, "peak_bytes")
+    extra = _get(stats, "extra") or {}
+    extra = extra if isinstance(extra, Mapping) else {}
+    compiling = extra.get("compile_seconds")
+    if planning is not None:  # the executor's lowering (plan -> tasks) is planning too
+        planning += extra.get("lower_seconds") or 0.0
+    ran = _get(stats, "seconds")
+    if total is None and ran is not None and planning is not None:
+        total = planning + ran
     return RunSummary(
         executor=executor,
-        seconds=_get(stats, "seconds"),
+        seconds=total if total is not None else ran,
+        planning=planning,
+        compiling=compiling if (total is not None or planning is not None) else None,
         blocks=int(blocks) if blocks else plan.total_blocks,
         peak_bytes=int(peak) if peak else None,
         stages=len(facts),

@@ -22,6 +22,7 @@ from lazyarr.viz.facts import Measured, edges, fmt_bytes, plan_facts
 __all__ = ["EdgeLayout", "PlanLayout", "layout", "overlaps", "place_label", "to_svg"]
 
 CHAR_W = 6.3  # average glyph width of 11px Helvetica
+BOLD_CHAR_W = 7.6  # of the bold title line, in the widest common fallback (DejaVu Sans Bold)
 LINE_H = 15
 PAD = 8
 GAP_X = 28
@@ -59,9 +60,14 @@ def _rows(g: nx.DiGraph, order: dict[str, int]) -> list[list[str]]:
     return rows
 
 
-def _fit(line: str, width: float) -> str:
-    most = max(int((width - 2 * PAD) / CHAR_W), 4)
+def _fit(line: str, width: float, char_w: float = CHAR_W) -> str:
+    most = max(int((width - 2 * PAD) / char_w), 4)
     return line if len(line) <= most else line[: most - 1] + "…"
+
+
+def _line_width(lines: Sequence[str]) -> float:
+    """The widest line of a box; the first (the stage's title) is drawn bold."""
+    return max(len(t) * (BOLD_CHAR_W if i == 0 else CHAR_W) for i, t in enumerate(lines))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +93,7 @@ def layout(
     lines = {n: stage_lines(f, memory_limit, seconds.get(n)) for n, f in facts.items()}
     size = {
         n: (
-            min(max(max(len(t) for t in ls) * CHAR_W + 2 * PAD, MIN_W), MAX_W),
+            min(max(_line_width(ls) + 2 * PAD, MIN_W), MAX_W),
             len(ls) * LINE_H + 2 * PAD - 3,
         )
         for n, ls in lines.items()
@@ -275,9 +281,10 @@ def _box(
     for i, line in enumerate(lines):
         weight = ' font-weight="bold"' if i == 0 else ""
         fill = OVER_LIMIT if line.startswith("! ") else "#222"
+        text = _fit(line, w, BOLD_CHAR_W if i == 0 else CHAR_W)
         out.append(
             f'<text x="{x + w / 2:.1f}" y="{y + PAD + 8 + i * LINE_H:.1f}" text-anchor="middle" '
-            f'fill="{fill}"{weight}>{html.escape(_fit(line, w))}</text>'
+            f'fill="{fill}"{weight}>{html.escape(text)}</text>'
         )
     out.append("</g>")
     return out

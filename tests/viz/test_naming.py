@@ -112,3 +112,27 @@ def test_lazyarr_plan_names_stages_by_the_scripts_variables(tmp_path, capsys):
     assert cli.main(["explain", str(script), "--var", "norms"]) == 0
     text = capsys.readouterr().out
     assert "data (random-" in text and "norms (" in text
+
+
+def test_the_pictures_header_and_table_use_the_users_names():
+    """Before: the HTML header said ``outputs elementwise-…`` after ``.rename("z")``, and
+    the stage table was right-aligned and centred by Jupyter's own table style."""
+    _, _, z = demo_arrays()
+    pic = la.visualize(z, executor="numpy")
+    out = pic._repr_html_()
+    assert "outputs z</p>" in out and "outputs reduce-" not in out
+    assert "<td>" not in out and "<th>" not in out  # each cell says its alignment
+    assert "outputs z" in repr(pic)
+
+
+def test_an_output_box_is_wide_enough_for_its_bold_title():
+    """Before: the title line is bold but the box was sized for regular glyphs, so a title
+    such as ``z (reduce-1a2b3c4d5e)`` ran past the box's edge."""
+    from lazyarr.viz.svg import BOLD_CHAR_W, PAD, layout
+
+    _, _, z = demo_arrays()
+    plan, _, _ = la.planview.plan_of(z, executor="numpy")
+    lay = layout(plan)
+    for name, lines in lay.lines.items():
+        width = lay.boxes[name][2]
+        assert len(lines[0]) * BOLD_CHAR_W + 2 * PAD <= width, (lines[0], width)

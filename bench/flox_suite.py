@@ -1,0 +1,193 @@
+"""flox's own test suite, its Dask-parametrized tests run with lazyarr arrays.
+
+flox tests its Dask path by making Dask arrays (``dask.array.from_array``,
+``da.ones``...) and, in its xarray tests, by ``.chunk()``. Here each of those
+makes a lazy array instead: the test module's ``dask.array`` is a stand-in whose
+array constructors are lazyarr's, and xarray's default chunk manager is
+``lazyarr``. flox then meets lazyarr arrays exactly as a user's code hands them
+over (flox treats them as Dask collections). Only the tests parametrized for
+Dask run (those marked ``requires_dask``); the others never see a chunked array.
+
+flox's tests are not in its wheel: pass a checkout's ``tests`` folder
+(``git clone https://github.com/xarray-contrib/flox``, the tag of the installed
+version) with ``--tests`` or ``FLOX_TESTS``. Prints the pass count and the
+failures grouped by their error; ``--json`` writes them.
+
+    python bench/flox_suite.py --tests ~/src/flox/tests [-k groupby_reduce] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import sys
+import tempfile
+import types
+from pathlib import Path
+from typing import Any
+
+import dask.array
+import numpy as np
+import pytest
+
+import lazyarr as la
+
+__all__ = ["DASK_TEST_FILES", "LazyDaskArray", "LazyarrForDask", "run"]
+
+DASK_TEST_FILES = ("test_core.py", "test_xarray.py")
+"""flox's test modules with Dask-parametrized tests (the others never make a Dask array)."""
+
+
+def _lazy_from_array(x: Any, chunks: Any = "auto", **_: Any) -> la.LazyArray:
+    return la.from_array(np.asarray(x), chunks=chunks)
+
+
+def _creator(name: str) -> Any:
+    """``dask.array.<name>`` (ones, zeros, ...) made with NumPy, then as a lazy array."""
+    make = getattr(np, name)
+
+    def create(*args: Any, chunks: Any = "auto", **kwargs: Any) -> la.LazyArray:
+        kwargs.pop("name", None)
+        return la.from_array(make(*args, **kwargs), chunks=chunks)
+
+    return create
+
+
+class LazyDaskArray(types.ModuleType):
+    """``dask.array`` whose array constructors make lazy arrays; everything else is Dask's."""
+
+    def __init__(self) -> None:
+        super().__init__("dask.array")
+        self.from_array = _lazy_from_array
+        self.asarray = _lazy_from_array
+        for name in ("ones", "zeros", "empty", "full", "arange"):
+            setattr(self, name, _creator(name))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(dask.array, name)
+
+
+class _LazyDask(types.ModuleType):
+    """``dask`` whose ``.array`` is :class:`LazyDaskArray`."""
+
+    def __init__(self, array: LazyDaskArray) -> None:
+        super().__init__("dask")
+        self.array = array
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.modules["dask"], name)
+
+
+class LazyarrForDask:
+    """pytest plugin: Dask-parametrized tests only, their Dask arrays made by lazyarr."""
+
+    def __init__(self, every: int = 1, lazy: bool = True) -> None:
+        self.every = every
+        self.lazy = lazy
+        self.outcomes: collections.Counter[str] = collections.Counter()
+        self.failures: dict[str, list[str]] = collections.defaultdict(list)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        keep, drop = [], []
+        dasked = 0
+        for item in items:
+            reasons = [m.kwargs.get("reason", "") for m in item.iter_markers("skipif")]
+            if "requires dask" in reasons:
+                dasked += 1
+                if (dasked - 1) % self.every == 0:  # every n-th: a sample spread over all
+                    keep.append(item)
+                    continue
+            drop.append(item)
+        self.outcomes["dask_parametrized"] = dasked
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+    @pytest.fixture(autouse=True)
+    def _lazyarr_arrays(self, request: Any, monkeypatch: Any) -> Any:
+        import xarray as xr
+
+        if not self.lazy:  # the baseline: flox's tests as they are, on Dask
+            yield
+            return
+        array = LazyDaskArray()
+        module = request.module
+        for name, value in list(vars(module).items()):
+            if value is dask.array:
+                monkeypatch.setattr(module, name, array)
+            elif value is sys.modules["dask"]:
+                monkeypatch.setattr(module, name, _LazyDask(array))
+            elif value is dask.array.from_array:
+                monkeypatch.setattr(module, name, _lazy_from_array)
+        with xr.set_options(chunk_manager="lazyarr"):
+            yield
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "call" or report.outcome != "passed":
+            if report.when != "call" and report.outcome == "skipped":
+                self.outcomes["skipped"] += 1
+                return
+            if report.when != "call" and report.outcome == "passed":
+                return
+            self.outcomes[report.outcome] += 1
+            if report.outcome == "failed":
+                crash = getattr(report.longrepr, "reprcrash", None)
+                message = crash.message if crash is not None else str(report.longrepr)
+                test = report.nodeid.rsplit("/", 1)[-1]  # the same id whatever the rootdir
+                self.failures[message.splitlines()[0][:160]].append(test)
+
+
+def run(
+    tests: Path, extra: list[str], every: int = 1, lazy: bool = True
+) -> tuple[int, LazyarrForDask]:
+    """Run flox's tests folder ``tests`` (copied, as flox lays it out) with the plugin,
+    every ``every``-th Dask-parametrized test; ``lazy=False``: on Dask (the baseline)."""
+    plugin = LazyarrForDask(every, lazy)
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "tests"
+        shutil.copytree(tests, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        files = [str(copy / name) for name in DASK_TEST_FILES]
+        args = [*files, "-q", "-p", "no:cacheprovider", "-W", "ignore", *extra]
+        before = set(sys.modules)
+        try:
+            code = pytest.main(args, plugins=[plugin])
+        finally:  # flox's test package is imported afresh by the next run
+            for name in set(sys.modules) - before:
+                if name == "tests" or name.startswith("tests."):
+                    del sys.modules[name]
+    return int(code), plugin
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", default=os.environ.get("FLOX_TESTS"), help="flox's tests/")
+    parser.add_argument("--json", help="write the counts and grouped failures here")
+    parser.add_argument("-k", help="pytest -k expression (a subset)")
+    parser.add_argument(
+        "--every", type=int, default=1, help="run every n-th Dask test (a spread-out sample)"
+    )
+    parser.add_argument(
+        "--dask", action="store_true", help="the baseline: the same tests on Dask arrays"
+    )
+    args = parser.parse_args()
+    if not args.tests or not (Path(args.tests) / "test_core.py").exists():
+        sys.exit("give flox's tests folder (--tests or FLOX_TESTS): a checkout's tests/")
+    extra = ["-k", args.k] if args.k else []
+    _, plugin = run(Path(args.tests), extra, args.every, lazy=not args.dask)
+    counts = dict(plugin.outcomes)
+    ran = counts.get("passed", 0) + counts.get("failed", 0) + counts.get("error", 0)
+    share = counts.get("passed", 0) / ran if ran else 0.0
+    system = "dask" if args.dask else "lazyarr"
+    print(f"\nflox suite on {system}: {counts}, {share:.1%} of the tests that ran passed")
+    for message, ids in sorted(plugin.failures.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(ids):4d}  {message}\n        e.g. {ids[0]}")
+    if args.json:
+        report = {"counts": counts, "passed_share": share, "failures": plugin.failures}
+        Path(args.json).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
