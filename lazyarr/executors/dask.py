@@ -58,6 +58,7 @@ from lazyarr.optimize.plan import Plan
 from . import dask_stats
 from .base import NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
+from .dask_batches import BATCH_SHARES
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import Index, fetch_all
 from .dask_run import SLAB_BLOCK_BYTES, SLAB_BYTES, ComputeStalled, _LostData, _Pick, _Run
@@ -75,15 +76,18 @@ _CONTEXT_FRESH_S = 1.0
 def _planned_memory(info: dict[str, Any], plan: Plan) -> int | None:
     """The bytes a worker's batches may take: under lazyarr's ``memory-limit``, what the
     plan's predicted peak per worker leaves of it (a batch holds its outputs until it
-    ends, which the prediction does not count: at the whole limit, a staged rechunk under
-    48 MiB grew both workers by 66 MiB); else the workers' own limit."""
+    ends: at the whole limit, a staged rechunk under 48 MiB grew both workers by 66 MiB),
+    at most one task's working set per batch; else the workers' own limit."""
     limit = config.get("memory-limit")
     if limit is None:
         return info.get("memory_limit")
     workers = max(1, len(info.get("workers") or ()))
     threads = max(1, int(info.get("threads") or 1))
-    peak = estimate(plan, threads, workers, gathered=False, temporaries=False).peak
-    return max(0, config.parse_bytes(limit) - peak)
+    est = estimate(plan, threads, workers, gathered=False, temporaries=False)
+    # and no batch above one task's working set, which the prediction counts per thread
+    # (the quick pencil rechunk: workers +80/+74 MiB batched at the headroom, predicted 63)
+    per_task = est.per_task * BATCH_SHARES * threads
+    return min(max(0, config.parse_bytes(limit) - est.peak), per_task)
 
 
 def _scheduler_lost(client: Client, wait: float = 1.0) -> bool:
