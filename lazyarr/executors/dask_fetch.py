@@ -99,6 +99,9 @@ def _future_of(ref: Any) -> tuple[Future | None, int | None]:
     return (ref, None) if isinstance(ref, Future) else (None, None)
 
 
+_GATHER_PATIENCE_S = 5.0
+"""Seconds a watched gather first waits before it asks whether the cluster still runs."""
+
 _NOT_YET = frozenset({"pending", "lost"})
 """States of a future whose value is not on a worker now (being computed, or again)."""
 
@@ -109,15 +112,26 @@ def gather_watched(
     """``client.gather(futures)``, calling ``on_idle(seconds)`` each second they are not all
     done (it may raise): a value lost with its worker is computed again, or, where it can
     run nowhere else, the caller says so instead of a gather that waits for ever."""
-    if on_idle is not None:
-        since = checked = time.monotonic()
+    if on_idle is None:
+        return client.gather(futures)
+    since = checked = time.monotonic()
+    patience = _GATHER_PATIENCE_S
+    while True:
         while any(f.status in _NOT_YET for f in futures):
             time.sleep(0.02)
             now = time.monotonic()
             if now - checked >= 1.0:
                 checked = now
                 on_idle(now - since)
-    return client.gather(futures)
+        # a worker may die between "finished" and the gather: its values then never come
+        # (placement hard: nothing computes them again), so the gather waits a while, asks
+        # ``on_idle`` and tries again, each time twice as patient (a large gather is slow)
+        try:
+            return client.sync(client._gather, futures, callback_timeout=patience)
+        except TimeoutError:
+            checked = time.monotonic()
+            on_idle(checked - since)
+            patience *= 2
 
 
 def fetch_all(
