@@ -79,6 +79,11 @@ def _source_blocks(x: Expr) -> tuple[int, ...]:
     return block_shape(x.chunks)
 
 
+def _regular(x: Expr) -> bool:
+    """Every block of ``x`` has its axis's largest length but the last of each axis."""
+    return x.chunks == tuple(regular_chunks(n, b) for n, b in zip(x.shape, block_shape(x.chunks)))
+
+
 class Staging:
     """Rewritten outputs and the scratch directory their stores live in (removed by ``close``)."""
 
@@ -109,12 +114,10 @@ def stage_rechunks(
         new = block_shape(e.chunks)
         # a regular target is read back in its own blocks: no split stage after the read,
         # and on a cluster no block handed to another worker to be split there
-        direct = all(c == regular_chunks(n, b) for c, n, b in zip(e.chunks, e.shape, new))
+        direct = _regular(e)
         # a computed input is written in its own blocks where they are regular: grown blocks
         # would gather several in one more task (on dask, from several workers) first
-        computed = not isinstance(x.op, (FromReader, Windowed)) and x.chunks == tuple(
-            regular_chunks(n, b) for n, b in zip(x.shape, old)
-        )
+        computed = not isinstance(x.op, (FromReader, Windowed)) and _regular(x)
         grids = staged_grids(
             e.shape,
             e.dtype.itemsize,

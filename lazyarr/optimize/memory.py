@@ -58,6 +58,11 @@ def largest_block(expr: Expr) -> tuple[tuple[int, ...], Region]:
     return index, tuple(region)
 
 
+def largest_block_shape(expr: Expr) -> tuple[int, ...]:
+    """The shape of ``expr``'s largest block."""
+    return tuple(r.stop - r.start for r in largest_block(expr)[1])
+
+
 def largest_block_bytes(expr: Expr) -> int:
     """Bytes of ``expr``'s largest block."""
     return region_size(largest_block(expr)[1]) * expr.dtype.itemsize
@@ -105,12 +110,9 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
             stage, members, root_input_regions(members, out), temporaries
         )
         if isinstance(expr.op, Write) and not getattr(expr.op.target, "in_memory", False):
-            _, region = largest_block(expr.inputs[0])
-            shape = tuple(r.stop - r.start for r in region)
-            copy = getattr(expr.op.target, "copy_bytes", None)  # what the writer gathers
-            held += (
-                region_size(region) * expr.inputs[0].dtype.itemsize if copy is None else copy(shape)
-            )
+            copy = getattr(expr.op.target, "copy_bytes", None)  # what the writer copies
+            block = expr.inputs[0]
+            held += largest_block_bytes(block) if copy is None else copy(largest_block_shape(block))
         return held
     # reduce: one body block at a time, plus the partials of every reduced block
     body = expr.inputs[0]
@@ -283,8 +285,7 @@ def _read_buffer(plan: Plan) -> int:
                 read = max(read, math.prod(chunks) * m.dtype.itemsize)
         kept = getattr(getattr(s.expr.op, "target", None), "buffer_bytes", None)
         if isinstance(s.expr.op, Write) and kept is not None:
-            _, region = largest_block(s.expr.inputs[0])
-            gather = max(gather, kept(tuple(r.stop - r.start for r in region)))
+            gather = max(gather, kept(largest_block_shape(s.expr.inputs[0])))
     return read + gather
 
 
