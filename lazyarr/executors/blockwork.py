@@ -27,9 +27,20 @@ from lazyarr.optimize.tasks import (
     PRODUCT,
     SOURCE,
     Task,
+    TaskGraph,
+    TaskKind,
 )
 
-__all__ = ["StageCode", "direct_readers", "gather", "gather_owned", "getter", "run_task"]
+__all__ = [
+    "JointCode",
+    "StageCode",
+    "direct_readers",
+    "gather",
+    "gather_owned",
+    "getter",
+    "joint_code",
+    "run_task",
+]
 
 
 Blocks = dict[tuple[int, ...], np.ndarray]
@@ -267,3 +278,90 @@ def run_task(
             return kernel.finalize(stage.expr.op, stage.expr, state)
         return state
     raise NotImplementedError(f"{kind.name} tasks are run by the executor that lowered them")
+
+
+class JointCode:
+    """How the ``JOINT`` tasks of one sibling set run: one compiled pass, or siblings one by one.
+
+    ``space``: the names, expressions and in-place flags of the set's inputs (a joint
+    task's input positions); ``in_place``: per member, its own inputs' flags. Built
+    from plain stages, so a worker process can build it as well as this one.
+    """
+
+    def __init__(
+        self,
+        members: Sequence[Stage],
+        space: Sequence[tuple[str, Expr, bool]],
+        in_place: Sequence[Sequence[bool]],
+        kernels: KernelSet,
+    ) -> None:
+        self.kind = members[0].kind
+        self.chunks = [e.chunks for _, e, _ in space]
+        self.direct = direct_readers([e for _, e, _ in space], [h for _, _, h in space], kernels)
+        where = {name: k for k, (name, _, _) in enumerate(space)}
+        # each sibling's input positions, in the joint task's input space
+        self.maps = [[where[n] for n in m.inputs] for m in members]
+        self.codes = [StageCode(m, kernels, h) for m, h in zip(members, in_place, strict=True)]
+        joint = getattr(kernels, "joint", None)
+        found = joint(list(members)) if joint is not None else None
+        self.fn = None
+        if found is not None:
+            fn, names, _, order = found
+            self.fn = fn
+            self.kernel_pos = [where[n] for n in names]
+            self.order = [order.index(m.name) for m in members]
+
+    def run(
+        self, task: Task, values: Sequence[Any], outs: Sequence[np.ndarray | None] | None = None
+    ) -> tuple:
+        """Every member's value of ``task`` (a block, or a partial state), in member order;
+        ``outs``: per member, a view its block may be written into (or None)."""
+        outs = outs if outs is not None else [None] * len(self.codes)
+        get = getter(self.chunks, task.inputs, values, self.direct)
+        region = task.region
+        if self.fn is not None:
+            kpos = self.kernel_pos
+
+            def kget(pos: int, r: Region) -> np.ndarray:
+                return get(kpos[pos], r)
+
+            if self.kind == "map":
+                kouts = [None] * len(outs)
+                for slot, k in enumerate(self.order):
+                    kouts[k] = outs[slot]
+                got = self.fn(region, kget, kouts)
+            else:
+                got = self.fn(region, kget)
+            return tuple(got[k] for k in self.order)
+        results = []
+        for code, where, out in zip(self.codes, self.maps, outs):
+
+            def mget(pos: int, r: Region, where: list[int] = where) -> np.ndarray:
+                return get(where[pos], r)
+
+            if self.kind == "map":
+                fn = code.map
+                if out is not None and getattr(fn, "writes_into", False):
+                    results.append(fn(region, mget, out=out))
+                elif out is not None:  # a block of an output: it lands in the final array
+                    out[...] = fn(region, mget)
+                    results.append(out)
+                else:
+                    results.append(fn(region, mget))
+            else:
+                results.append(code.partial(region, mget))
+        return tuple(results)
+
+
+def joint_code(graph: TaskGraph, lead: int, kernels: KernelSet) -> JointCode:
+    """The :class:`JointCode` of the sibling set led by stage ``lead`` of ``graph``."""
+    stages = graph.stages
+    space = graph.joint_inputs[lead]
+    members = next(t.members for t in graph.tasks if t.kind == TaskKind.JOINT and t.stage == lead)
+    here = graph.read_in_place(space)
+    return JointCode(
+        [stages[m] for m in members],
+        [(stages[s].name, stages[s].expr, h) for s, h in zip(space, here, strict=True)],
+        [graph.inputs_in_place(m) for m in members],
+        kernels,
+    )

@@ -229,7 +229,7 @@ class DaskExecutor:
         watched = progress is not None
         # generated sources read by one task each are made by that task: no task, no
         # stored block, no transfer for them
-        graph = lower(plan, outputs, generate_in_place=True)
+        graph = lower(plan, outputs, joint=True, generate_in_place=True)
         progress = _Clamped(progress or NullProgress(), graph.nblocks)
         placement = str(config.get("dask.placement"))
         batch = bool(config.get("dask.batch-tasks"))

@@ -59,9 +59,10 @@ BATCHED_KINDS = frozenset(
         TaskKind.PRODUCT,
         TaskKind.COMBINE,
         TaskKind.FINALIZE,
+        TaskKind.JOINT,
     }
 )
-"""Kinds run in batches (``JOINT`` tasks are the numba executor's)."""
+"""Kinds run in batches (all of them)."""
 
 _READ_OWN_STAGE = frozenset({TaskKind.COMBINE, TaskKind.FINALIZE})
 """Kinds whose tasks read tasks of their own stage (the others read other stages' blocks)."""

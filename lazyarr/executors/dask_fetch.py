@@ -20,6 +20,8 @@ from distributed import Client, Future
 
 from lazyarr.optimize.tasks import TaskGraph
 
+from .dask_tasks import pick_value
+
 __all__ = ["FETCH_BATCH_BYTES", "BatchItem", "Blocks", "FetchBatch", "Index", "fetch_all"]
 
 Index = tuple[int, ...]
@@ -30,7 +32,8 @@ class BatchItem(NamedTuple):
     block's position there."""
 
     batch: Any
-    position: int
+    position: Any
+    """An index, or a path of them (a joint task's value in a batch: position, then slot)."""
 
     @property
     def key(self) -> str:
@@ -88,7 +91,7 @@ class FetchBatch:
         values = gather_watched(self.client, self.pending, self.on_idle)
         for fut, value in zip(self.pending, values, strict=True):
             for o, idx, position in self.where.pop(fut.key):
-                self.kept[o][idx] = value if position is None else value[position]
+                self.kept[o][idx] = value if position is None else pick_value(value, position)
         self.pending, self.pending_bytes = [], 0
 
 
@@ -152,5 +155,5 @@ def fetch_all(
                 wait.append((o, i, future.key, position))
     values = dict(zip(order, gather_watched(client, list(order.values()), on_idle), strict=True))
     for o, i, key, position in wait:
-        got[o][i] = values[key] if position is None else values[key][position]
+        got[o][i] = values[key] if position is None else pick_value(values[key], position)
     return got

@@ -49,6 +49,7 @@ from .dask_tasks import (
     detached,
     done_token,
     identity,
+    joint_payload,
     pick_value,
     task_fn,
 )
@@ -65,6 +66,7 @@ _SUFFIX = {
     TaskKind.FINALIZE: "-f",
     TaskKind.BLOCK: "-b",
     TaskKind.SOURCE: "-s",
+    TaskKind.JOINT: "-joint{}",
 }
 """Key suffix of a task that is not the one producing its block (parts, steps)."""
 
@@ -209,7 +211,7 @@ class _Run:
             TaskRef(f"{graph.stages[b.stage].name}-batch{i}-{self.token}")
             for i, b in enumerate(self.batches.batches)
         ]
-        self._getters: dict[int, TaskRef] = {}
+        self._getters: dict[tuple[int, int], TaskRef] = {}
         payloads: dict[int, Any] = {}
         order = graph.schedule or Schedule()
         barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
@@ -218,12 +220,9 @@ class _Run:
             if refs[tid] is not None or batch_of[tid] >= 0:
                 continue
             stage = graph.stages[task.stage]
-            payload = payloads.get(task.stage)
-            if payload is None:
-                in_place = tuple(graph.inputs_in_place(task.stage))
-                payload = payloads[task.stage] = self._payload(stage, in_place)
-            suffix = "" if is_block[tid] else _SUFFIX[task.kind].format(task.part)
-            values, picks = self._task_reads(task.deps, task.worker)
+            payload = self._payload_of(payloads, task)
+            suffix = self._suffix(tid)
+            values, picks = self._task_reads(task.deps, task.slots, task.worker)
             fn, args = task_fn, (payload, task, self.errstate, picks, *values)
             # the order facts lowering wrote (optimize/schedule.py), as token tasks
             b = order.waits.get(tid)
@@ -255,17 +254,16 @@ class _Run:
                 key=self.key(stage, task.index, suffix),
                 stage=stage,
                 worker=task.worker if task.worker >= 0 else None,
-                block=int(is_block[tid]),
+                block=self._blocks_made(tid),
                 priority=order.priority_of(tid),
             )
         for i, batch in enumerate(self.batches.batches):
             stage = graph.stages[batch.stage]
-            payload = payloads.get(batch.stage)
-            if payload is None:
-                in_place = tuple(graph.inputs_in_place(batch.stage))
-                payload = payloads[batch.stage] = self._payload(stage, in_place)
+            payload = self._payload_of(payloads, tasks[batch.tids[0]])
             members = TaskColumns(tasks[t] for t in batch.tids)
-            values, reads = self._reads(tuple(t.deps for t in members), batch.worker)
+            values, reads = self._reads(
+                tuple(t.deps for t in members), tuple(t.slots for t in members), batch.worker
+            )
             self.task(
                 batch_fn,
                 payload,
@@ -276,10 +274,12 @@ class _Run:
                 key=self._batch_refs[i].key,
                 stage=stage,
                 worker=batch.worker if batch.worker >= 0 else None,
-                block=sum(is_block[t] for t in batch.tids),
+                block=sum(self._blocks_made(t) for t in batch.tids),
             )
         kept = {
-            graph.stages[o].name: {idx: self._kept(tid) for idx, tid in graph.blocks_of(o)}
+            graph.stages[o].name: {
+                idx: self._kept(tid, graph.slot_of.get(o, -1)) for idx, tid in graph.blocks_of(o)
+            }
             for o in graph.outputs
         }
         kept_refs = (r for blocks in kept.values() for r in blocks.values())
@@ -290,19 +290,60 @@ class _Run:
         self.tasks = list(sent.values())
         self.kept = {o: {i: _sent(sent, r) for i, r in b.items()} for o, b in kept.items()}
 
-    def _value(self, d: int, worker: int, readers: dict[int, int] | None) -> tuple[Any, Any]:
+    def _payload_of(self, payloads: dict[Any, Any], task: Any) -> Any:
+        """The payload ``task`` runs with: its stage's, or its sibling set's (made once)."""
+        graph = self.lowered
+        joint = task.kind == TaskKind.JOINT
+        key = ("joint", task.stage) if joint else task.stage
+        payload = payloads.get(key)
+        if payload is None:
+            if joint:
+                payload = payloads[key] = self._joint_payload(task.stage, task.members)
+            else:
+                stage = graph.stages[task.stage]
+                in_place = tuple(graph.inputs_in_place(task.stage))
+                payload = payloads[key] = self._payload(stage, in_place)
+        return payload
+
+    def _suffix(self, tid: int) -> str:
+        """Key suffix of task ``tid``: none for the task that makes a block (a joint task's
+        siblings take their blocks' keys through getters), else its kind's and part's."""
+        task = self.lowered.tasks[tid]
+        if self._is_block[tid] and task.kind != TaskKind.JOINT:
+            return ""
+        return _SUFFIX[task.kind].format(task.part)
+
+    def _blocks_made(self, tid: int) -> int:
+        """Blocks task ``tid`` finishes (a joint task's: one per sibling)."""
+        if not self._is_block[tid]:
+            return 0
+        task = self.lowered.tasks[tid]
+        return len(task.members) if task.kind == TaskKind.JOINT else 1
+
+    def _value(
+        self, d: int, worker: int, readers: dict[int, int] | None, slot: int = -1
+    ) -> tuple[Any, Any]:
         """``(reference, where inside it)`` of task ``d``'s value for a reader on planned
-        ``worker``; ``readers``: how many of each batch's values the reader reads.
+        ``worker``; ``readers``: how many of each batch's values the reader reads;
+        ``slot``: the sibling's value a reader takes out of a joint task's (-1: all).
 
         The batch's values themselves on the batch's worker, or where the reader reads
         all of them (moving them all moves the bytes the plan predicts); a placed batch's
         single value elsewhere through a getter; an unplaced batch whole when the reader
-        reads at least half of it.
+        reads at least half of it. A sibling's value likewise: from the joint task's
+        value where it ran, else alone through a getter.
         """
         b = int(self.batches.batch_of[d])
         if b < 0:
             ref = self._refs[d]
-            return (ref.slab, ref.key) if type(ref) is _Pick else (ref, None)
+            if type(ref) is _Pick:
+                return ref.slab, ref.key
+            if slot < 0:
+                return ref, None
+            made_on = self.lowered.tasks[d].worker
+            if made_on < 0 or worker < 0 or made_on == worker:
+                return ref, slot
+            return self._getter(d, slot), None
         batch = self.batches.batches[b]
         pos = int(self.batches.position[d])
         read = readers.get(b, 0) if readers is not None else 0
@@ -310,21 +351,30 @@ class _Run:
         # value read); unplaced: the whole batch when most of it is read
         whole = read == len(batch.tids) or (batch.worker < 0 and 2 * read >= len(batch.tids))
         if (batch.worker >= 0 and batch.worker == worker) or whole:
-            return self._batch_refs[b], pos
-        return self._getter(d), None
+            return self._batch_refs[b], (pos if slot < 0 else (pos, slot))
+        return self._getter(d, slot), None
 
-    def _getter(self, d: int) -> TaskRef:
-        """Task ``d``'s value alone, under its own key, on its batch's worker."""
-        ref = self._getters.get(d)
+    def _getter(self, d: int, slot: int = -1) -> TaskRef:
+        """Task ``d``'s value alone (or sibling ``slot``'s out of a joint task's), under its
+        own key, on the worker that made it."""
+        ref = self._getters.get((d, slot))
         if ref is None:
             task = self.lowered.tasks[d]
             stage = self.lowered.stages[task.stage]
+            suffix = self._suffix(d)
+            if slot >= 0:  # the sibling's own key (its block's, where it makes a block)
+                stage = self.lowered.stages[task.members[slot]]
+                suffix = "" if self._is_block[d] else _SUFFIX[TaskKind.PARTIAL].format(task.part)
             b = int(self.batches.batch_of[d])
-            suffix = "" if self._is_block[d] else _SUFFIX[task.kind].format(task.part)
-            ref = self._getters[d] = self.task(
+            if b >= 0:
+                pos = int(self.batches.position[d])
+                source, where = self._batch_refs[b], (pos if slot < 0 else (pos, slot))
+            else:
+                source, where = self._refs[d], slot
+            ref = self._getters[(d, slot)] = self.task(
                 pick_value,
-                self._batch_refs[b],
-                int(self.batches.position[d]),
+                source,
+                where,
                 key=self.key(stage, task.index, suffix),
                 stage=stage,
                 worker=task.worker if task.worker >= 0 else None,
@@ -332,22 +382,29 @@ class _Run:
             )
         return ref
 
-    def _task_reads(self, deps: tuple[int, ...], worker: int) -> tuple[list[Any], Any]:
+    def _task_reads(
+        self, deps: tuple[int, ...], slots: tuple[int, ...] | None, worker: int
+    ) -> tuple[list[Any], Any]:
         """A single task's values (one per dependency) and :func:`task_fn`'s ``picks``."""
         readers: dict[int, int] = {}
         for d in set(deps):
             b = int(self.batches.batch_of[d])
             if b >= 0:
                 readers[b] = readers.get(b, 0) + 1
-        got = [self._value(d, worker, readers) for d in deps]
+        slots = slots or (-1,) * len(deps)
+        got = [self._value(d, worker, readers, s) for d, s in zip(deps, slots, strict=True)]
         picks = tuple(p for _, p in got)
         return [r for r, _ in got], (picks if any(p is not None for p in picks) else None)
 
     def _reads(
-        self, deps_of: tuple[tuple[int, ...], ...], worker: int
+        self,
+        deps_of: tuple[tuple[int, ...], ...],
+        slots_of: tuple[tuple[int, ...] | None, ...],
+        worker: int,
     ) -> tuple[list[Any], tuple[tuple[tuple[int, Any], ...], ...]]:
-        """The distinct values tasks with dependencies ``deps_of`` read, and per task, per
-        dependency, ``(index in those values, where inside it)``."""
+        """The distinct values tasks with dependencies ``deps_of`` (and joint slots
+        ``slots_of``) read, and per task, per dependency, ``(index in those values, where
+        inside it)``."""
         readers: dict[int, int] = {}
         batch_of = self.batches.batch_of
         for d in {d for deps in deps_of for d in deps}:
@@ -357,10 +414,10 @@ class _Run:
         values: list[Any] = []
         index: dict[str, int] = {}
         out = []
-        for deps in deps_of:
+        for deps, slots in zip(deps_of, slots_of, strict=True):
             where = []
-            for d in deps:
-                ref, pick = self._value(d, worker, readers)
+            for d, slot in zip(deps, slots or (-1,) * len(deps), strict=True):
+                ref, pick = self._value(d, worker, readers, slot)
                 key = ref.key
                 i = index.get(key)
                 if i is None:
@@ -370,15 +427,19 @@ class _Run:
             out.append(tuple(where))
         return values, tuple(out)
 
-    def _kept(self, tid: int) -> Any:
-        """What the client keeps of output task ``tid``: its own reference, or, in a batch,
-        the batch's values and its place there (fetched) or a getter (persisted blocks)."""
+    def _kept(self, tid: int, slot: int = -1) -> Any:
+        """What the client keeps of output task ``tid`` (``slot``: a sibling's value out of
+        a joint task's): its own reference, or, in a batch or a joint task, the value
+        holding it and its place there (fetched) or a getter (persisted blocks)."""
         b = int(self.batches.batch_of[tid])
-        if b < 0:
+        if b < 0 and slot < 0:
             return self._refs[tid]
         if self.fetch:
-            return BatchItem(self._batch_refs[b], int(self.batches.position[tid]))
-        return self._getter(tid)
+            if b < 0:
+                return BatchItem(self._refs[tid], slot)
+            pos = int(self.batches.position[tid])
+            return BatchItem(self._batch_refs[b], pos if slot < 0 else (pos, slot))
+        return self._getter(tid, slot)
 
     def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
         """Futures of the source blocks that exist without a task (user data, persisted)."""
@@ -397,6 +458,25 @@ class _Run:
             for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids, packed)):
                 refs[tid] = fut
             self.ready_blocks += len(tids)
+
+    def _joint_payload(self, lead: int, members: tuple[int, ...]) -> Any:
+        """The payload of the sibling set led by stage ``lead``: itself when small, else a
+        task (as :meth:`_payload`)."""
+        graph = self.lowered
+        stages = graph.stages
+        space = graph.joint_inputs[lead]
+        here = graph.read_in_place(space)
+        key = f"{dask_stats.PAYLOAD_PREFIX}{stages[lead].name}-joint-{self.token}"
+        payload = joint_payload(
+            [stages[m] for m in members],
+            [(stages[s].name, stages[s].expr, h) for s, h in zip(space, here, strict=True)],
+            [graph.inputs_in_place(m) for m in members],
+            self.settings,
+            key,
+        )
+        if payload.inline:
+            return payload
+        return self.graph.add(key, identity, payload, worker=None, loose=False)
 
     def _payload(self, stage: Stage, in_place: tuple[bool, ...]) -> StagePayload | TaskRef:
         """The stage's payload: itself when small (it rides inside each task), else a task.

@@ -40,17 +40,20 @@ from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Task, TaskKind
 
 from . import dask_stats
-from .blockwork import StageCode, run_task
+from .blockwork import JointCode, StageCode, run_task
 
 __all__ = [
     "BatchValues",
+    "JointPayload",
     "Slab",
     "StagePayload",
     "TaskColumns",
     "batch_fn",
     "detached",
     "identity",
+    "joint_payload",
     "pick_value",
+    "stand_ins_of",
     "task_fn",
 ]
 
@@ -71,15 +74,7 @@ def detached(stage: Stage, in_place: Sequence[bool] = ()) -> Stage:
     sources, which read nothing) stay as they are.
     """
     new: dict[str, Expr] = {}
-    stand_ins = []
-    for pos, e in enumerate(stage.input_exprs):
-        if pos < len(in_place) and in_place[pos]:
-            assert not e.inputs, f"{e!r} is read in place but reads other expressions"
-            new[e.key] = e
-        elif e.key not in new:
-            store = BlockStore({}, "dask-input", e.key)
-            new[e.key] = Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
-        stand_ins.append(new[e.key])
+    stand_ins = stand_ins_of(stage.input_exprs, in_place, new)
     members = []
     for m in stage.members:
         try:
@@ -92,6 +87,25 @@ def detached(stage: Stage, in_place: Sequence[bool] = ()) -> Stage:
         new[m.key] = Expr(m.op, inputs, m.shape, m.dtype, m.chunks)
         members.append(new[m.key])
     return Stage(stage.name, members[-1], stage.inputs, tuple(members), tuple(stand_ins))
+
+
+def stand_ins_of(
+    exprs: Sequence[Expr], in_place: Sequence[bool], new: dict[str, Expr] | None = None
+) -> list[Expr]:
+    """Per expression, a data-free stand-in (its shape, dtype and chunks); those made in
+    place (``in_place``, per position: generated sources) stay as they are. ``new``
+    collects them by key."""
+    new = {} if new is None else new
+    out = []
+    for pos, e in enumerate(exprs):
+        if pos < len(in_place) and in_place[pos]:
+            assert not e.inputs, f"{e!r} is read in place but reads other expressions"
+            new[e.key] = e
+        elif e.key not in new:
+            store = BlockStore({}, "dask-input", e.key)
+            new[e.key] = Expr(FromBlocks(store=store), (), e.shape, e.dtype, e.chunks)
+        out.append(new[e.key])
+    return out
 
 
 _KERNEL_SETS: dict[tuple, Any] = {}
@@ -187,6 +201,100 @@ class StagePayload:
             kernels = _worker_kernels(self.settings) if self.settings else ReferenceKernels()
             self._fns = StageCode(self.stage, kernels, self.in_place or None)
         return self._fns
+
+    def run(self, task: Task, values: Sequence[Any]) -> Any:
+        """The value of ``task`` from the values it reads."""
+        return run_task(task, self.code(), values)
+
+
+class JointPayload:
+    """What the ``JOINT`` tasks of one sibling set share (:class:`StagePayload`'s twin).
+
+    ``members``: the siblings, detached; ``space``: per input position of a joint
+    task, the input's name, expression (detached unless made in place) and whether it
+    is made in place; ``in_place``: per member, its own inputs' flags. Pickled once on
+    the client and unpickled once per worker process, by ``token``.
+    """
+
+    __slots__ = ("_blob", "_code", "in_place", "members", "settings", "space", "token")
+
+    def __init__(
+        self,
+        members: tuple[Stage, ...],
+        space: tuple[tuple[str, Expr, bool], ...],
+        in_place: tuple[tuple[bool, ...], ...],
+        settings: tuple = (),
+        token: str | None = None,
+    ) -> None:
+        self.members, self.space, self.in_place = members, space, in_place
+        self.settings, self.token = settings, token
+        self._code: JointCode | None = None
+        self._blob: bytes | None = None
+
+    @property
+    def stage(self) -> Stage:
+        """The lead sibling (its name labels the statistics)."""
+        return self.members[0]
+
+    @property
+    def blob(self) -> bytes:
+        if self._blob is None:
+            value = (self.members, self.space, self.in_place, self.settings)
+            user = any(
+                isinstance(getattr(e.op, "fn", None), UserFunc)
+                for m in self.members
+                for e in m.members
+            )
+            self._blob = (cloudpickle if user else pickle).dumps(value, protocol=5)
+        return self._blob
+
+    @property
+    def inline(self) -> bool:
+        return self.token is not None and len(self.blob) <= INLINE_BYTES
+
+    def __reduce__(self) -> tuple:
+        if self.token is None:
+            return (JointPayload, (self.members, self.space, self.in_place, self.settings))
+        return (_joint_payload_from, (self.token, self.blob))
+
+    def code(self) -> JointCode:
+        if self._code is None:
+            kernels = _worker_kernels(self.settings) if self.settings else ReferenceKernels()
+            self._code = JointCode(self.members, self.space, self.in_place, kernels)
+        return self._code
+
+    def run(self, task: Task, values: Sequence[Any]) -> tuple:
+        """Every member's value of joint ``task``, in member order."""
+        return self.code().run(task, values)
+
+
+def _joint_payload_from(token: str, blob: bytes) -> JointPayload:
+    """The joint payload ``token`` names: this process's copy, or ``blob`` unpickled."""
+    found = _PAYLOADS.get(token)
+    if found is not None:
+        return found
+    payload = JointPayload(*pickle.loads(blob), token=token)
+    payload._blob = blob
+    return _PAYLOADS.put(token, payload)
+
+
+def joint_payload(
+    members: Sequence[Stage],
+    space: Sequence[tuple[str, Expr, bool]],
+    in_place: Sequence[Sequence[bool]],
+    settings: tuple,
+    token: str,
+) -> JointPayload:
+    """The payload of a sibling set: members and inputs detached (shape, dtype, chunks),
+    inputs made in place kept whole."""
+    stand_ins = stand_ins_of([e for _, e, _ in space], [h for _, _, h in space])
+    return JointPayload(
+        tuple(detached(m, tuple(h)) for m, h in zip(members, in_place, strict=True)),
+        tuple((n, e, h) for (n, _, h), e in zip(space, stand_ins, strict=True)),
+        tuple(tuple(h) for h in in_place),
+        settings,
+        token,
+    )
 
 
 class Slab(dict):
@@ -306,7 +414,13 @@ def _sizeof_batch(values: BatchValues) -> int:
 
 
 def pick_value(values: Any, where: Any) -> Any:
-    """A task's value out of a batch's values (or a block out of a slab): one block's key."""
+    """A task's value out of a batch's values (or a block out of a slab, a sibling's value
+    out of a joint task's): one block's key. A tuple ``where`` is a path: one pick per
+    level (a joint task's value in a batch: its position, then the sibling's slot)."""
+    if type(where) is tuple:
+        for w in where:
+            values = values[w]
+        return values
     return values[where]
 
 
@@ -316,7 +430,7 @@ that value (a batch's position, a slab's key), or None for the whole value."""
 
 
 def batch_fn(
-    payload: StagePayload,
+    payload: StagePayload | JointPayload,
     tasks: Sequence[Task],
     errstate: ErrState,
     reads: tuple[Reads, ...],
@@ -327,15 +441,15 @@ def batch_fn(
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
     Each task is timed for the statistics as if it were its own Dask task.
     """
-    code = payload.code()
+    run = payload.run
     out = []
     times = []
     now = time.time
     with np.errstate(**dict(errstate)):
         for task, where in zip(tasks, reads, strict=True):
-            got = [values[i] if p is None else values[i][p] for i, p in where]
+            got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
             start = now()
-            out.append(run_task(task, code, got))
+            out.append(run(task, got))
             times.append((start, now()))
     dask_stats.record_tasks(payload.stage.name, times)
     return BatchValues(out)
@@ -357,7 +471,7 @@ def after_token(token: None, *args: Any) -> Any:
 
 
 def task_fn(
-    payload: StagePayload,
+    payload: StagePayload | JointPayload,
     task: Task,
     errstate: ErrState,
     picks: tuple[str | None, ...] | None,
@@ -370,9 +484,9 @@ def task_fn(
     when every value is read whole.
     """
     if picks is not None:
-        values = tuple(v if p is None else v[p] for v, p in zip(values, picks))
+        values = tuple(v if p is None else pick_value(v, p) for v, p in zip(values, picks))
     start = time.time()
     with np.errstate(**dict(errstate)):
-        out = run_task(task, payload.code(), values)
+        out = payload.run(task, values)
     dask_stats.record_task(payload.stage.name, start, time.time())
     return out

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from lazyarr import config
-from lazyarr.graph.expr import Region
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.numba_set import FallbackWarning, NumbaKernels
@@ -44,7 +43,7 @@ from lazyarr.optimize.tasks import JOINT, PARTIAL, Task, TaskGraph
 
 from .base import NullProgress, Progress, RunStats, Traits, available_cores
 from .blas import blas_threads_for
-from .blockwork import StageCode, direct_readers, getter, run_task
+from .blockwork import JointCode, StageCode, joint_code, run_task
 from .malloc import bound_allocator
 from .numpy import NumpyExecutor
 from .taskpool import run_graph
@@ -83,68 +82,6 @@ def _threads() -> int:
     return available_cores() if n is None else max(1, int(n or 1))
 
 
-class _Joint:
-    """How the joint tasks of one sibling set run: one compiled pass, or siblings one by one."""
-
-    def __init__(self, graph: TaskGraph, lead: int, members: tuple[int, ...], kernels: Any):
-        stages = graph.stages
-        self.members = members
-        self.kind = stages[members[0]].kind
-        space = graph.joint_inputs[lead]
-        self.chunks = [stages[s].expr.chunks for s in space]
-        self.direct = direct_readers(
-            [stages[s].expr for s in space], graph.read_in_place(space), kernels
-        )
-        where = {s: k for k, s in enumerate(space)}
-        position = graph.position
-        # each sibling's input positions, in the joint task's input space
-        self.maps = [[where[position[n]] for n in stages[m].inputs] for m in members]
-        self.codes = [StageCode(stages[m], kernels, graph.inputs_in_place(m)) for m in members]
-        found = kernels.joint([stages[m] for m in members])
-        self.fn = None
-        if found is not None:
-            fn, names, _, order = found
-            self.fn = fn
-            self.kernel_pos = [where[position[n]] for n in names]
-            self.order = [order.index(stages[m].name) for m in members]
-
-    def run(self, task: Task, values: Sequence[Any], outs: Sequence[np.ndarray | None]) -> tuple:
-        get = getter(self.chunks, task.inputs, values, self.direct)
-        region = task.region
-        if self.fn is not None:
-            kpos = self.kernel_pos
-
-            def kget(pos: int, r: Region) -> np.ndarray:
-                return get(kpos[pos], r)
-
-            if self.kind == "map":
-                kouts = [None] * len(outs)
-                for slot, k in enumerate(self.order):
-                    kouts[k] = outs[slot]
-                got = self.fn(region, kget, kouts)
-            else:
-                got = self.fn(region, kget)
-            return tuple(got[k] for k in self.order)
-        results = []
-        for code, where, out in zip(self.codes, self.maps, outs):
-
-            def mget(pos: int, r: Region, where: list[int] = where) -> np.ndarray:
-                return get(where[pos], r)
-
-            if self.kind == "map":
-                fn = code.map
-                if out is not None and getattr(fn, "writes_into", False):
-                    results.append(fn(region, mget, out=out))
-                elif out is not None:  # a block of an output: it lands in the final array
-                    out[...] = fn(region, mget)
-                    results.append(out)
-                else:
-                    results.append(fn(region, mget))
-            else:
-                results.append(code.partial(region, mget))
-        return tuple(results)
-
-
 class _Run:
     """One compute: the lowered graph, each stage's code, and how to run one task."""
 
@@ -157,10 +94,12 @@ class _Run:
         self.codes = [
             StageCode(s, self.kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)
         ]
-        self.joints: dict[int, _Joint] = {}
+        self.joints: dict[int, JointCode] = {}
+        self.joint_members: dict[int, tuple[int, ...]] = {}
         for task in graph.tasks:
             if task.kind == JOINT and task.stage not in self.joints:
-                self.joints[task.stage] = _Joint(graph, task.stage, task.members, self.kernels)
+                self.joints[task.stage] = joint_code(graph, task.stage, self.kernels)
+                self.joint_members[task.stage] = task.members
         self.into = [into.get(s.name) for s in graph.stages]
         self.values: list[Any] = [None] * len(graph.tasks)
 
@@ -299,7 +238,7 @@ class NumbaExecutor:
         graph = run.graph
         tasks = graph.tasks
         n = len(tasks)
-        jointly = {m for j in run.joints.values() for m in j.members}
+        jointly = {m for ms in run.joint_members.values() for m in ms}
         for si, code in enumerate(run.codes):  # compile before the first block runs
             if si not in jointly and (graph.producers[si] >= 0).any():
                 _prepare(code)
@@ -312,8 +251,8 @@ class NumbaExecutor:
             compiled_stages=list(kernels.compiled),
             fallback_stages=dict(kernels.fallbacks),
             joint_stages=[
-                [graph.stages[m].name for m in j.members]
-                for j in run.joints.values()
+                [graph.stages[m].name for m in run.joint_members[lead]]
+                for lead, j in run.joints.items()
                 if j.fn is not None
             ],
             joint_refused=dict(kernels.joint_refused),

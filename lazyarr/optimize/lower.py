@@ -318,7 +318,14 @@ class _Lowering:
             prod[idx] = self.add(task)
 
     def _steps(
-        self, si: int, idx: Index, ids: list[int], sizes: list[int], part_ws: list, owner: int
+        self,
+        si: int,
+        idx: Index,
+        ids: list[int],
+        sizes: list[int],
+        part_ws: list,
+        owner: int,
+        joint: tuple[set[int], int] | None = None,
     ) -> tuple[list[int], list[int], tuple[int, ...]]:
         """The planned combine steps of one block's parts; slots grow as in the schedule.
 
@@ -326,7 +333,8 @@ class _Lowering:
         reduction's step on the owner is left to its finalize (a ``FINALIZE`` combines
         the values it reads): its combined state would be the whole block once more,
         held beside the parts and the finished block (Dask counted a worker's share
-        again in such states).
+        again in such states). ``joint``: the parts are joint tasks' values (their ids)
+        and this stage's value is at that slot of each.
         """
         stage = self.stages[si]
         region = _block_region(stage, idx)
@@ -339,7 +347,10 @@ class _Lowering:
                 final = deps
                 break
             size = sum(sizes[a] for a in ins) if gather else max(sizes[a] for a in ins)
-            task = Task(TaskKind.COMBINE, si, idx, region, deps, part=j, worker=w, nbytes=size)
+            slots = None if joint is None else _slots(deps, *joint)
+            task = Task(
+                TaskKind.COMBINE, si, idx, region, deps, part=j, worker=w, nbytes=size, slots=slots
+            )
             ids.append(self.add(task))
             sizes.append(size)
         return ids, sizes, final if final is not None else (ids[-1],)
@@ -420,36 +431,54 @@ class _Lowering:
                 for m in members:
                     ins = self.inputs[m]
                     refs.update(dict.fromkeys((space[ins[p]], b) for p, b in self.specs[m][idx][1]))
-                task = self._joint_task(lead, members, idx, self.specs[members[0]][idx][0], refs)
+                region = self.specs[members[0]][idx][0]
+                size = sum(self.reads[m].block_nbytes(idx) for m in members)
+                w = self.worker(self.stages[lead], idx)
+                task = self._joint_task(lead, members, idx, region, refs, -1, w, size)
                 tid = self.add(task)
                 for m in members:
                     self.producers[m][idx] = tid
             return
-        # reductions: one joint task per body block, then each sibling finalizes its blocks
+        # reductions: one joint task per body block, then each sibling combines and finalizes
+        # its blocks from its slot of them (through the lead's planned tree, where placed)
+        lead_stage = self.stages[lead]
+        tree = _tree(lead_stage)
+        parts_w = lead_stage.placement.parts if tree else None
         partial_ids: dict[Index, list[int]] = {}
         for idx, parts in self.specs[members[0]].items():
             ids = []
-            for k, (_, region, _) in enumerate(parts):
+            for k, (bi, region, _) in enumerate(parts):
                 refs = {}
                 for m in members:
                     ins = self.inputs[m]
                     refs.update(
                         dict.fromkeys((space[ins[p]], b) for p, b in self.specs[m][idx][k][2])
                     )
-                task = self._joint_task(lead, members, idx, region, refs, part=k)
+                size = sum(self.reads[m].partial_nbytes(bi) for m in members)
+                w = int(parts_w[(*idx, k)]) if tree else -1
+                task = self._joint_task(lead, members, idx, region, refs, k, w, size)
                 ids.append(self.add(task))
             partial_ids[idx] = ids
         for slot, m in enumerate(members):
             stage = self.stages[m]
+            reads = self.reads[m]
             for idx, ids in partial_ids.items():
+                owner = self.worker(stage, idx)
+                final = tuple(ids)
+                if tree:
+                    sizes = [reads.partial_nbytes(bi) for bi, _, _ in self.specs[m][idx]]
+                    _, _, final = self._steps(
+                        m, idx, list(ids), sizes, parts_w[idx].tolist(), owner, (set(ids), slot)
+                    )
                 task = Task(
                     TaskKind.FINALIZE,
                     m,
                     idx,
                     _block_region(stage, idx),
-                    tuple(ids),
-                    slots=(slot,) * len(ids),
-                    nbytes=self.reads[m].block_nbytes(idx),
+                    final,
+                    worker=owner,
+                    slots=_slots(final, set(ids), slot),
+                    nbytes=reads.block_nbytes(idx),
                 )
                 self.producers[m][idx] = self.add(task)
 
@@ -461,6 +490,8 @@ class _Lowering:
         region: tuple,
         refs: dict[BlockRef, None],
         part: int = -1,
+        worker: int = -1,
+        nbytes: int = 0,
     ) -> Task:
         ins = self.joint_inputs[lead]
         inputs = tuple(r for r in refs if not self.direct[ins[r[0]]])
@@ -478,7 +509,15 @@ class _Lowering:
             part=part,
             slots=slots,
             members=members,
+            worker=worker,
+            nbytes=nbytes,
         )
+
+
+def _slots(deps: Sequence[int], joint: set[int], slot: int) -> tuple[int, ...] | None:
+    """Per dependency, ``slot`` where it is a joint task (in ``joint``), else -1; None: none is."""
+    slots = tuple(slot if d in joint else -1 for d in deps)
+    return slots if any(s >= 0 for s in slots) else None
 
 
 def _block_region(stage: Stage, idx: Index) -> tuple:
