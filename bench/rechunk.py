@@ -129,7 +129,7 @@ def _lazyarr(args: dict, executor: str):
             np.save(args["dst"] + ".npy", planned.compute(executor=executor))
 
     def predicted():
-        ex, plan, staging = api._prepare([planned._expr], executor, None, None)
+        ex, plan, _graph, staging = api._prepare([planned._expr], executor, None, None)
         if staging is not None:
             staging.close()
         if executor == "dask":

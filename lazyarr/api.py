@@ -14,7 +14,7 @@ import gc
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from lazyarr.optimize.memory import (
 )
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.tasks import TaskGraph
 from lazyarr.progress import make_progress
 from lazyarr.staged_rechunk import Staging, stage_rechunks, task_budget
 from lazyarr.viz.runsummary import RunSummary, run_summary
@@ -257,14 +258,30 @@ def _gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+class Prepared(NamedTuple):
+    """What a compute runs: the executor, the checked plan, its task graph lowered for that
+    executor (None: the executor lowers for itself), and the staging of rechunks through a
+    scratch store (None: none; the caller closes it after the run)."""
+
+    executor: Any
+    plan: Plan
+    graph: TaskGraph | None
+    staging: Staging | None
+
+    def run_options(self) -> dict[str, Any]:
+        """The keywords ``execute``/``persist`` take besides the plan: the task graph."""
+        return {} if self.graph is None else {"graph": self.graph}
+
+
 def _prepare(
     exprs: Sequence[Expr],
     executor: str | None,
     optimize_: bool | None,
     passes: Sequence[str] | None,
-) -> tuple[Any, Plan, Staging | None]:
-    """The executor and the checked plan; rechunks that would hold more than the memory
-    limit are staged through a scratch store (the caller closes the staging after the run)."""
+) -> Prepared:
+    """The executor, the checked plan and its task graph, lowered once for the executor
+    (:attr:`Traits.lowering`); rechunks that would hold more than the memory limit are
+    staged through a scratch store (the caller closes the staging after the run)."""
     ex = resolve_executor(executor)
     context = getattr(ex, "plan_context", None)
     extra = context() if context else None
@@ -274,20 +291,24 @@ def _prepare(
     bounded = traits.bounds_in_flight
     plan = make_plan(exprs, ex.name, chosen, ctx=ctx)
     _check_gathered(plan, ctx)
+    staging = None
     try:
         check_memory(plan, ctx, bounded)
-        return ex, plan, None
     except MemoryLimitError:
         staging = _staged_rechunks(exprs, ctx) if traits.scratch_local else None
         if staging is None:
             raise
     try:
-        plan = make_plan(staging.exprs, ex.name, chosen, ctx=ctx)
-        check_memory(plan, ctx, bounded)
+        if staging is not None:
+            plan = make_plan(staging.exprs, ex.name, chosen, ctx=ctx)
+            check_memory(plan, ctx, bounded)
+        lowering = traits.lowering
+        graph = lowering.lower(plan, plan.outputs, ctx.threads) if lowering else None
     except BaseException:
-        staging.close()
+        if staging is not None:
+            staging.close()
         raise
-    return ex, plan, staging
+    return Prepared(ex, plan, graph, staging)
 
 
 def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
@@ -388,12 +409,13 @@ def compute_exprs(
     ``memory-limit`` setting for this call)."""
     t0 = time.perf_counter()
     with config.set(_call_settings(memory_limit)), _gc_paused():
-        ex, plan, staging = _prepare(exprs, executor, optimize, passes)
+        ready = _prepare(exprs, executor, optimize, passes)
+        ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
         _LAST_RUN["planning"] = time.perf_counter() - t0
         try:
-            results = ex.execute(plan, plan.outputs, bar)
+            results = ex.execute(plan, plan.outputs, bar, **ready.run_options())
         finally:
             if staging is not None:
                 staging.close()
@@ -412,12 +434,13 @@ def persist_exprs(
     """Expressions whose blocks are kept where the executor computed them."""
     t0 = time.perf_counter()
     with config.set(_call_settings(memory_limit)), _gc_paused():
-        ex, plan, staging = _prepare(exprs, executor, optimize, passes)
+        ready = _prepare(exprs, executor, optimize, passes)
+        ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
         _LAST_RUN["planning"] = time.perf_counter() - t0
         try:
-            stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar)
+            stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar, **ready.run_options())
         except BaseException:
             if staging is not None:
                 staging.close()

@@ -143,7 +143,8 @@ def test_rechunk_over_the_limit_runs_through_a_scratch_store(executor, tmp_path)
     scratch = tmp_path / "scratch"
     with la.config.set({"memory-limit": "3MiB", "temporary-directory": str(scratch)}):
         la.to_zarr(y, str(tmp_path / "out.zarr"), executor=executor)
-        _ex, plan, staging = api._prepare([y.sum(axis=0)._expr], executor, None, None)
+        ready = api._prepare([y.sum(axis=0)._expr], executor, None, None)
+    plan, staging = ready.plan, ready.staging
     assert staging is not None
     staging.close()
     import zarr

@@ -15,9 +15,19 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from lazyarr.graph.ops import BlockStore
+from lazyarr.optimize.lower import lower
 from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.tasks import TaskGraph
 
-__all__ = ["Executor", "NullProgress", "Progress", "RunStats", "Traits", "available_cores"]
+__all__ = [
+    "Executor",
+    "Lowering",
+    "NullProgress",
+    "Progress",
+    "RunStats",
+    "Traits",
+    "available_cores",
+]
 
 
 def available_cores() -> int:
@@ -63,6 +73,34 @@ class RunStats:
 
 
 @dataclasses.dataclass(frozen=True)
+class Lowering:
+    """How an executor's tasks are lowered (the options of :func:`~lazyarr.optimize.lower.lower`,
+    declared once so that ``api`` lowers a plan once, for whichever executor runs it)."""
+
+    joint: bool = False
+    """Sibling sets as ``JOINT`` tasks (shared inputs read once for all siblings)."""
+    in_place: bool = False
+    """Arrays in this process, and generated sources each block of which one task reads,
+    are read in place by their readers (no task, no stored block)."""
+    generate_in_place: bool | None = None
+    """Only the generated half of ``in_place`` (executors in other processes); None: as
+    ``in_place``."""
+    split: bool = False
+    """Contractions of fewer blocks than the executor's threads run as separate products."""
+
+    def lower(self, plan: Plan, outputs: Sequence[str], threads: int) -> TaskGraph:
+        """The task graph of ``outputs`` of ``plan`` for an executor of ``threads`` threads."""
+        return lower(
+            plan,
+            outputs,
+            joint=self.joint,
+            in_place=self.in_place,
+            split=threads if self.split else 0,
+            generate_in_place=self.generate_in_place,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Traits:
     """What the planner needs to know of an executor, declared by it (``Executor.traits``)."""
 
@@ -74,14 +112,18 @@ class Traits:
     scratch_local: bool = True
     """A scratch store under ``temporary-directory`` is on every process's disk (this
     machine, a LocalCluster), so rechunks may be staged through it."""
+    lowering: Lowering | None = None
+    """How ``api`` lowers plans for it (its ``execute`` and ``persist`` then take the task
+    graph as ``graph=``); None: the executor lowers for itself."""
 
 
 @runtime_checkable
 class Executor(Protocol):
     """Runs plans. ``name`` is the registry name.
 
-    Executors lower the plan with :func:`lazyarr.optimize.lower.lower` and
-    run its typed tasks (``executors.blockwork.run_task`` computes one).
+    ``api`` lowers the plan once (:attr:`Traits.lowering`) and hands the
+    executor the task graph as ``graph=``; an executor runs its typed tasks
+    (``executors.blockwork.run_task`` computes one).
     Optional members: ``traits`` (a :class:`Traits`; default ``Traits()``),
     ``plan_context() -> dict`` (extra ``PassContext``
     fields such as ``n_workers``, ``workers``, ``hosts``), ``supports(expr)

@@ -1,7 +1,8 @@
 """The ``dask`` executor: the lowered plan as one Dask graph, on a distributed cluster.
 
-The plan is lowered once (:func:`lazyarr.optimize.lower.lower`, the same
-typed tasks every executor runs) and the tasks become one Dask graph, sent
+The plan is lowered once, by ``api`` (:data:`LOWERING`: sibling sets as joint
+tasks, generated sources made by their single readers; the same typed tasks
+every executor runs), and the tasks become one Dask graph, sent
 in one message (:mod:`.dask_run`, :mod:`.dask_graph`; per-task
 ``client.submit`` costs a scheduler message and client CPU per block); the
 tasks of one stage planned for one worker run as a few batch tasks
@@ -51,12 +52,12 @@ from lazyarr import config
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
-from lazyarr.optimize.lower import lower
 from lazyarr.optimize.memory import estimate
 from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.tasks import TaskGraph
 
 from . import dask_stats
-from .base import NullProgress, Progress, RunStats, Traits
+from .base import Lowering, NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
 from .dask_batches import BATCH_SHARES
 from .dask_cluster import ClusterManager, SchedulerUnreachable
@@ -108,6 +109,12 @@ def _scheduler_address(client: Client) -> str:
     return "(unknown address)"
 
 
+LOWERING = Lowering(joint=True, generate_in_place=True)
+"""How plans are lowered for the workers: sibling sets as joint tasks (shared inputs read
+once); generated sources read by one task each are made by that task (no task, no stored
+block, no transfer for them); this process's arrays are scattered, not read in place."""
+
+
 class DaskExecutor:
     """Runs plans on a Dask distributed cluster, one task per block."""
 
@@ -118,7 +125,11 @@ class DaskExecutor:
     def traits(self) -> Traits:
         """Blocks on workers; a scratch store is shared only by the LocalCluster started here
         (an external scheduler's workers may be on other machines)."""
-        return Traits(one_process=False, scratch_local=config.get("dask.address") is None)
+        return Traits(
+            one_process=False,
+            scratch_local=config.get("dask.address") is None,
+            lowering=LOWERING,
+        )
 
     def __init__(self) -> None:
         self._cluster = ClusterManager()
@@ -163,18 +174,28 @@ class DaskExecutor:
         return self._cluster.workers(client)
 
     def execute(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[np.ndarray]:
-        got = self._run(plan, outputs, progress, fetch=True)
+        """One NumPy array per output; ``graph``: the plan lowered for this executor
+        (:attr:`traits`), else it is lowered here."""
+        got = self._run(plan, outputs, progress, fetch=True, graph=graph)
         results = []
         for o in outputs:
             results.append(gather_owned(plan.stages[o].numblocks, got[o]))
         return results
 
     def persist(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[BlockStore]:
-        blocks = self._run(plan, outputs, progress, fetch=False)
+        blocks = self._run(plan, outputs, progress, fetch=False, graph=graph)
         return [BlockStore(blocks[o], self.name, uuid.uuid4().hex) for o in outputs]
 
     def local_store(self, store: BlockStore) -> BlockStore:
@@ -207,7 +228,12 @@ class DaskExecutor:
         return swap_leaves(exprs, fetched)
 
     def _run(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None, fetch: bool
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None,
+        fetch: bool,
+        graph: TaskGraph | None = None,
     ) -> dict[str, dict[Index, Any]]:
         """Blocks of ``outputs``: futures, or their values when ``fetch``.
 
@@ -215,21 +241,20 @@ class DaskExecutor:
         submitted once more.
         """
         with self._cluster.using() as client:  # not closed under us by another thread
-            return self._run_on(client, plan, outputs, progress, fetch)
+            if graph is None:
+                graph = LOWERING.lower(plan, outputs, 1)
+            return self._run_on(client, graph, progress, fetch)
 
     def _run_on(
         self,
         client: Client,
-        plan: Plan,
-        outputs: Sequence[str],
+        graph: TaskGraph,
         progress: Progress | None,
         fetch: bool,
     ) -> dict[str, dict[Index, Any]]:
         self.last_stats = None
         watched = progress is not None
-        # generated sources read by one task each are made by that task: no task, no
-        # stored block, no transfer for them
-        graph = lower(plan, outputs, joint=True, generate_in_place=True)
+        plan = graph.plan
         progress = _Clamped(progress or NullProgress(), graph.nblocks)
         placement = str(config.get("dask.placement"))
         batch = bool(config.get("dask.batch-tasks"))

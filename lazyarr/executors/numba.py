@@ -36,12 +36,11 @@ from lazyarr import config
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.numba_set import FallbackWarning, NumbaKernels
-from lazyarr.optimize.lower import lower
 from lazyarr.optimize.memory import in_flight_budget
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import JOINT, PARTIAL, Task, TaskGraph
 
-from .base import NullProgress, Progress, RunStats, Traits, available_cores
+from .base import Lowering, NullProgress, Progress, RunStats, Traits, available_cores
 from .blas import blas_threads_for
 from .blockwork import JointCode, StageCode, joint_code, run_task
 from .malloc import bound_allocator
@@ -85,12 +84,9 @@ def _threads() -> int:
 class _Run:
     """One compute: the lowered graph, each stage's code, and how to run one task."""
 
-    def __init__(self, plan: Plan, outputs: Sequence[str], into: dict[str, np.ndarray]) -> None:
+    def __init__(self, graph: TaskGraph, into: dict[str, np.ndarray]) -> None:
         self.kernels = NumbaKernels(options_from_config(), compile_threshold())
-        self.graph = lower(
-            plan, outputs, joint=NumbaExecutor.joint, in_place=True, split=_threads()
-        )
-        graph = self.graph
+        self.graph = graph
         self.codes = [
             StageCode(s, self.kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)
         ]
@@ -137,10 +133,15 @@ class NumbaExecutor:
     """Runs fused stages as Numba-compiled loops on a thread pool (local, in process)."""
 
     name = "numba"
-    traits = Traits(one_process=True, bounds_in_flight=True, scratch_local=True)
-    """Under ``memory-limit`` the tasks at once are bounded by bytes, not only threads."""
     joint = True
     """Compute sibling sets with joint kernels (tests switch it off to compare)."""
+
+    @property
+    def traits(self) -> Traits:
+        """Blocks in this process, read in place where they can be; under ``memory-limit``
+        the tasks at once are bounded by bytes, not only threads."""
+        lowering = Lowering(joint=type(self).joint, in_place=True, split=True)
+        return Traits(one_process=True, bounds_in_flight=True, lowering=lowering)
 
     def __init__(self) -> None:
         self.last_stats: RunStats | None = None
@@ -193,10 +194,17 @@ class NumbaExecutor:
         return sum(s.expr.nbytes for s in plan.stages.values()) < limit
 
     def execute(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[np.ndarray]:
+        """One NumPy array per output; ``graph``: the plan lowered for this executor
+        (:attr:`traits`), else it is lowered here."""
         if self._tiny(plan):
-            # tiny arrays (``float(x[3])``): no thread pool, no compiles, NumPy kernels
+            # tiny arrays (``float(x[3])``): no thread pool, no compiles, NumPy kernels (and
+            # the NumPy executor's own lowering)
             results = self._small.execute(plan, outputs, progress)
             self.last_stats = self._small.last_stats
             return results
@@ -205,7 +213,7 @@ class NumbaExecutor:
         for o in dict.fromkeys(outputs):
             expr = plan.stages[o].expr
             into[o] = np.empty(expr.shape, dtype=expr.dtype)
-        self._run(plan, outputs, progress, into)
+        self._run(plan, outputs, progress, graph, into)
         results, seen = [], set()
         for o in outputs:
             results.append(into[o].copy() if o in seen else into[o])
@@ -213,9 +221,13 @@ class NumbaExecutor:
         return results
 
     def persist(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[BlockStore]:
-        blocks = self._run(plan, outputs, progress)
+        blocks = self._run(plan, outputs, progress, graph)
         stores = []
         for o in outputs:
             kept = {i: b if b.flags.owndata else b.copy() for i, b in blocks[o].items()}
@@ -228,12 +240,15 @@ class NumbaExecutor:
         plan: Plan,
         outputs: Sequence[str],
         progress: Progress | None,
+        graph: TaskGraph | None = None,
         into: dict[str, np.ndarray] | None = None,
     ) -> dict[str, dict[tuple[int, ...], np.ndarray]]:
         progress = progress or NullProgress()
         t_start = time.perf_counter()
         into = into or {}
-        run = _Run(plan, outputs, into)  # lowers the plan
+        if graph is None:
+            graph = self.traits.lowering.lower(plan, outputs, _threads())
+        run = _Run(graph, into)
         t_lowered = time.perf_counter()
         graph = run.graph
         tasks = graph.tasks

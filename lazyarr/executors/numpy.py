@@ -16,10 +16,10 @@ import numpy as np
 
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.sets import ReferenceKernels
-from lazyarr.optimize.lower import lower
 from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.tasks import TaskGraph
 
-from .base import NullProgress, Progress, RunStats, Traits
+from .base import Lowering, NullProgress, Progress, RunStats, Traits
 from .blockwork import StageCode, gather_owned, run_task
 from .malloc import bound_allocator
 
@@ -32,21 +32,29 @@ class NumpyExecutor:
     """Runs plans task by task with NumPy (the reference semantics)."""
 
     name = "numpy"
-    traits = Traits(one_process=True, bounds_in_flight=False, scratch_local=True)
+    traits = Traits(one_process=True, lowering=Lowering(in_place=True))
 
     def __init__(self) -> None:
         self.last_stats: RunStats | None = None
 
     def execute(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[np.ndarray]:
-        blocks = self.run(plan, outputs, progress)
+        blocks = self.run(plan, outputs, progress, graph)
         return [gather_owned(plan.stages[o].numblocks, blocks[o]) for o in outputs]
 
     def persist(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> list[BlockStore]:
-        blocks = self.run(plan, outputs, progress)
+        blocks = self.run(plan, outputs, progress, graph)
         stores = []
         for o in outputs:
             # own the data, so a persisted array never aliases a user's array
@@ -55,15 +63,21 @@ class NumpyExecutor:
         return stores
 
     def run(
-        self, plan: Plan, outputs: Sequence[str], progress: Progress | None = None
+        self,
+        plan: Plan,
+        outputs: Sequence[str],
+        progress: Progress | None = None,
+        graph: TaskGraph | None = None,
     ) -> dict[str, Blocks]:
-        """Every block of the ``outputs`` stages (other values are freed on the way)."""
+        """Every block of the ``outputs`` stages (other values are freed on the way);
+        ``graph``: the plan lowered for this executor, else it is lowered here."""
         if plan.memory_limit is not None:
             bound_allocator()
         progress = progress or NullProgress()
         stats = RunStats(self.name)
         t_start = time.perf_counter()
-        graph = lower(plan, outputs, in_place=True)
+        if graph is None:
+            graph = self.traits.lowering.lower(plan, outputs, 1)
         kernels = ReferenceKernels()
         codes = [
             StageCode(s, kernels, graph.inputs_in_place(i)) for i, s in enumerate(graph.stages)
