@@ -37,7 +37,7 @@ from lazyarr.optimize.memory import (
     largest_block_bytes,
 )
 from lazyarr.optimize.pipeline import PassContext, optimize
-from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import TaskGraph
 from lazyarr.progress import make_progress
 from lazyarr.staged_rechunk import Staging, stage_rechunks, task_budget
@@ -372,13 +372,21 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
         )
     else:
         scale = room / ((1 if bounded else est.tasks_at_once) * est.per_task)
-        worst = plan.stages[est.block_stage].expr
-        now = largest_block_bytes(worst.inputs[0] if isinstance(worst.op, Write) else worst)
+        now = largest_block_bytes(_block_that_sizes(plan.stages[est.block_stage]))
         advice = (
             f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
             "array.chunk-size) would fit"
         )
     raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
+
+
+def _block_that_sizes(stage: Stage) -> Expr:
+    """The array whose blocks make a stage's working set: what a write stores, the body a
+    reduction reads (a reduction's own blocks are its small results), else the stage's."""
+    expr = stage.expr
+    if isinstance(expr.op, Write) or stage.kind == "reduce":
+        return expr.inputs[0]
+    return expr
 
 
 def _blamed(plan: Plan, est: MemoryEstimate) -> str:

@@ -5,6 +5,7 @@ measured as the peak RSS of a child process."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -189,3 +190,22 @@ def test_a_refusal_without_a_task_says_the_results_not_an_empty_stage():
     with pytest.raises(la.MemoryLimitError, match=r"^the results \(o\): ") as info:
         la.ones((1000, 1000), chunks=(100, 1000)).rename("o").compute(memory_limit="1MiB")
     assert "()" not in str(info.value)
+
+
+def test_a_refused_reduction_names_the_size_of_the_blocks_it_reads():
+    """The advice sizes the blocks the reduction reads (its body), not its small results:
+    a mean over column blocks of 1 MiB, refused under 1 MiB, asks for smaller blocks, and
+    blocks of half that size then fit."""
+    a = np.random.default_rng(0).random((8192, 128))
+    x = la.from_array(a, chunks=(8192, 16))  # 8 blocks of 1 MiB; results of 128 bytes
+    limited = la.config.set({"memory-limit": "1MiB", "numba.threads": 1})
+    with limited, pytest.raises(MemoryLimitError, match="would fit") as err:
+        (x * 2).mean(axis=0).compute()
+    said = re.search(r"blocks of at most ([\d,]+) bytes \(now ([\d,]+)", str(err.value))
+    now = int(said.group(2).replace(",", ""))
+    assert now == 8192 * 16 * 8  # the body block read, not the 128-byte result block
+    advised = int(said.group(1).replace(",", ""))
+    assert 0 < advised < now
+    y = la.from_array(a, chunks=(advised // (16 * 8) // 2, 16))  # half of it, to be sure
+    with la.config.set({"memory-limit": "1MiB", "numba.threads": 1}):
+        np.testing.assert_allclose((y * 2).mean(axis=0).compute(), (a * 2).mean(axis=0))
