@@ -18,6 +18,7 @@ compute ends, after success and after failure.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import shutil
@@ -27,6 +28,7 @@ from typing import Any
 from lazyarr.graph.chunks import regular_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.creation import FromReader, Generated, Windowed
+from lazyarr.graph.ops.manipulation import Concat
 from lazyarr.graph.ops.rechunk import Rechunk, rechunk
 from lazyarr.graph.ops.staged import staged_read
 from lazyarr.graph.ops.store import write
@@ -77,6 +79,33 @@ def _source_blocks(x: Expr) -> tuple[int, ...]:
     if isinstance(x.op, Generated):
         return (1,) * x.ndim
     return block_shape(x.chunks)
+
+
+def _parts_in_target_blocks(joined: Expr, chunks: tuple[tuple[int, ...], ...]) -> list[Expr]:
+    """Each input of a concatenation rechunked to the target ``chunks`` of its own extent.
+
+    A concatenation splits its inputs to the finest grid among them, so a rechunk after it
+    can hold a whole input (row strips joined to column strips, then gathered into
+    columns) without being all-to-all itself; moved part by part, each part's own rechunk
+    shows it (and is staged), and the join in the target's blocks reads one block of each
+    part it spans.
+    """
+    ax = joined.op.axis
+    out = []
+    start = 0
+    for part in joined.inputs:
+        n = part.shape[ax]
+        inside = (b for b in _bounds(chunks[ax]) if start < b < start + n)
+        cuts = sorted({start, start + n, *inside})
+        piece = tuple(b - a for a, b in itertools.pairwise(cuts)) or (0,)
+        out.append(rechunk(part, (*chunks[:ax], piece, *chunks[ax + 1 :])))
+        start += n
+    return out
+
+
+def _bounds(chunks: tuple[int, ...]) -> list[int]:
+    """Where the blocks of an axis of ``chunks`` end."""
+    return list(itertools.accumulate(chunks))
 
 
 def _regular(x: Expr) -> bool:
@@ -142,9 +171,19 @@ def stage_rechunks(
     def visit(e: Expr) -> Expr | None:
         nonlocal remade
         big = isinstance(e.op, Rechunk) and e.nbytes > min_bytes
-        if not big or not is_all_to_all(e.inputs[0].chunks, e.chunks):
+        if not big:
             return None
         x = e.inputs[0]
+        if isinstance(x.op, Concat) and not is_all_to_all(x.chunks, e.chunks):
+            parts = _parts_in_target_blocks(x, e.chunks)
+            if not any(is_all_to_all(p.inputs[0].chunks, p.chunks) for p in parts):
+                return None
+            # each part moved on its own (staged where it is all-to-all), then joined in the
+            # target's blocks: a block across a boundary reads one block of each part
+            moved = tuple(visit(p) or p for p in parts)
+            return Expr(x.op, moved, x.shape, x.dtype, e.chunks, e.user_name)
+        if not is_all_to_all(x.chunks, e.chunks):
+            return None
         if _made_in_any_blocks(x, e.chunks):  # the source itself in the target's blocks
             remade = True
             return Expr(x.op, (), x.shape, x.dtype, e.chunks, x.user_name)

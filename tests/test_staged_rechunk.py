@@ -86,6 +86,24 @@ def test_fanout_is_counted_in_the_estimate():
     assert "kept for readers of many blocks" in text and "scratch store" in text
 
 
+def test_fanout_over_an_array_already_in_memory_holds_nothing_more():
+    """A user's array is in memory before the run and after it (its blocks are views, or on
+    a cluster scattered for the whole run): moving it to columns holds nothing extra, while
+    the same move of a computed copy holds every row strip."""
+    a = np.random.default_rng(2).random((4096, 512))
+    x = la.asarray(a, chunks=(256, 512))
+    moved = x.rechunk((4096, 8)).sum(axis=0)
+    computed = (x * 2).rechunk((4096, 8)).sum(axis=0)
+    ctx = api.pass_context("numba", False)
+    passes = ("cse", "simplify", "fuse")
+    held = api.memory_estimate(api.make_plan([moved._expr], "numba", passes), ctx).fanout
+    held_computed = api.memory_estimate(api.make_plan([computed._expr], "numba", passes), ctx)
+    assert held == 0
+    assert held_computed.fanout >= a.nbytes
+    with la.config.set({"memory-limit": "4MiB"}):
+        np.testing.assert_allclose(moved.compute(), a.sum(axis=0))
+
+
 def test_the_direct_plan_is_refused_by_the_check():
     x = la.random.random((4096, 512), chunks=(256, 512), seed=1)
     y = la.map_blocks(lambda b: b + 0, x, dtype=x.dtype).rechunk((4096, 8))
@@ -184,15 +202,36 @@ def _cross_grid_cases(x, y, a, b):
         "add": (x + y, a + b),
         "transpose to pencils": (x.T.rechunk((8, 2048)), a.T),
         "reshape": (x.reshape(256, 2048), a.reshape(256, 2048)),
+        # joined across grids, then moved to columns: the row strips' part is all-to-all
+        "concatenate to columns": (
+            la.concatenate([x, y], axis=0).rechunk((4096, 8)),
+            np.concatenate([a, b]),
+        ),
+        "stack to columns": (la.stack([x, y]).rechunk((2, 2048, 8)), np.stack([a, b])),
     }
 
 
+_STAGED = {"transpose to pencils", "concatenate to columns", "stack to columns"}
+
+
 @pytest.mark.parametrize("executor", EXECUTORS)
-@pytest.mark.parametrize("case", ["concatenate", "stack", "add", "transpose to pencils", "reshape"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "concatenate",
+        "stack",
+        "add",
+        "transpose to pencils",
+        "reshape",
+        "concatenate to columns",
+        "stack to columns",
+    ],
+)
 def test_movements_across_grids_fit_a_small_limit(executor, case, tmp_path):
     """Concatenate, stack and arithmetic across grids, and transposes and reshapes written in
     other chunks, run under a limit below either input (4 MiB each) and equal NumPy; the
-    transpose to pencils goes through the scratch store."""
+    transpose to pencils, and row strips joined to column strips then moved to columns, go
+    through the scratch store."""
     import zarr
 
     rng = np.random.default_rng(5)
@@ -210,7 +249,7 @@ def test_movements_across_grids_fit_a_small_limit(executor, case, tmp_path):
         la.to_zarr(expr, str(tmp_path / "out.zarr"), executor=executor)
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"))[:], want)
     staged = any(isinstance(s.expr.op, StagedRead) for s in la.last_run().plan.stages.values())
-    assert staged == (case == "transpose to pencils")
+    assert staged == (case in _STAGED)
     assert not (tmp_path / "scratch").exists() or list((tmp_path / "scratch").iterdir()) == []
 
 

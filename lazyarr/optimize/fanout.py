@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from lazyarr.graph.chunks import Grid
+from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.optimize.blockreads import StageReads
 from lazyarr.optimize.plan import Plan
 
@@ -136,6 +137,8 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
             source = plan.stages[src]
             if src in skip or source.regenerate or len(readers[src]) != 1:
                 continue
+            if isinstance(source.expr.op, (FromArray, FromBlocks)):
+                continue  # in memory before the run and after it: holding them adds nothing
             grid = Grid(source.expr.chunks)
             sizes = grid.block_sizes().reshape(-1) * source.expr.dtype.itemsize
             shape = source.numblocks
