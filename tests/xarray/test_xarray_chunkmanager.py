@@ -22,7 +22,6 @@ xr = pytest.importorskip("xarray")
 from xarray.namedarray.parallelcompat import (  # noqa: E402
     get_chunked_array_type,
     guess_chunkmanager,
-    list_chunkmanagers,
 )
 
 import lazyarr as la  # noqa: E402
@@ -30,23 +29,7 @@ from lazyarr import config  # noqa: E402
 from lazyarr.executors import registry  # noqa: E402
 from lazyarr.xarray_chunkmanager import LazyarrManager  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def manager(monkeypatch):
-    """The ``lazyarr`` chunk manager as xarray finds it (added if the entry point is not
-    installed in this environment)."""
-    managers = list_chunkmanagers()
-    if "lazyarr" not in managers:
-        monkeypatch.setitem(managers, "lazyarr", LazyarrManager())
-    return managers["lazyarr"]
-
-
-@pytest.fixture(params=["numpy", "numba"])
-def executor(request):
-    with config.set({"executor": request.param}):
-        yield request.param
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -56,9 +39,9 @@ def runs():
     ex = registry.get(config.get("executor"))
 
     def counted(real):
-        def run(plan, outputs, progress=None):
+        def run(plan, outputs, progress=None, **options):
             calls.append(len(outputs))
-            return real(plan, outputs, progress)
+            return real(plan, outputs, progress, **options)
 
         return run
 

@@ -10,26 +10,8 @@ import pytest
 xr = pytest.importorskip("xarray")
 pd = pytest.importorskip("pandas")
 
-from xarray.namedarray.parallelcompat import list_chunkmanagers  # noqa: E402
 
 import lazyarr as la  # noqa: E402
-from lazyarr import config  # noqa: E402
-from lazyarr.xarray_chunkmanager import LazyarrManager  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def manager(monkeypatch):
-    """The ``lazyarr`` chunk manager as xarray finds it (added when not installed)."""
-    managers = list_chunkmanagers()
-    if "lazyarr" not in managers:
-        monkeypatch.setitem(managers, "lazyarr", LazyarrManager())
-    return managers["lazyarr"]
-
-
-@pytest.fixture(params=["numpy", "numba"])
-def executor(request):
-    with config.set({"executor": request.param}):
-        yield request.param
 
 
 def daily(n: int = 75, freq: str = "D") -> xr.DataArray:

@@ -12,26 +12,9 @@ xr = pytest.importorskip("xarray")
 
 import xarray.core.duck_array_ops as duck  # noqa: E402
 from fallbacks import numpy_kernels  # noqa: E402
-from xarray.namedarray.parallelcompat import list_chunkmanagers  # noqa: E402
 
 import lazyarr as la  # noqa: E402
 from lazyarr import config  # noqa: E402
-from lazyarr.xarray_chunkmanager import LazyarrManager  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def manager(monkeypatch):
-    """The ``lazyarr`` chunk manager as xarray finds it (added when not installed)."""
-    managers = list_chunkmanagers()
-    if "lazyarr" not in managers:
-        monkeypatch.setitem(managers, "lazyarr", LazyarrManager())
-    return managers["lazyarr"]
-
-
-@pytest.fixture(params=["numpy", "numba"])
-def executor(request):
-    with config.set({"executor": request.param}):
-        yield request.param
 
 
 def _numpy_push(a: np.ndarray, n: int | None = None, axis: int = -1) -> np.ndarray:
