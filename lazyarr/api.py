@@ -72,10 +72,15 @@ class LastRun:
     """Seconds spent building and optimizing the plan (and checking its memory)."""
     total: float | None = None
     """Seconds the whole compute took: planning, compiling and running."""
+    predicted_peak: int | None = None
+    """The peak the memory check predicted (under ``memory-limit``; per worker on dask)."""
 
     def summary(self) -> RunSummary:
-        """Executor, seconds, blocks, peak bytes and one row per stage, as both reprs show."""
-        return run_summary(self.plan, self.executor, self.stats, self.planning, self.total)
+        """Executor, seconds, blocks, peak bytes (measured, and predicted where the memory
+        check ran) and one row per stage, as both reprs show."""
+        return run_summary(
+            self.plan, self.executor, self.stats, self.planning, self.total, self.predicted_peak
+        )
 
     def __repr__(self) -> str:
         return self.summary().text()
@@ -94,6 +99,7 @@ def last_run() -> LastRun | None:
         _LAST_RUN["stats"],
         _LAST_RUN.get("planning"),
         _LAST_RUN.get("total"),
+        _LAST_RUN.get("predicted_peak"),
     )
 
 
@@ -267,6 +273,8 @@ class Prepared(NamedTuple):
     plan: Plan
     graph: TaskGraph | None
     staging: Staging | None
+    predicted_peak: int | None = None
+    """The checked plan's predicted peak (None without ``memory-limit``)."""
 
     def run_options(self) -> dict[str, Any]:
         """The keywords ``execute``/``persist`` take besides the plan: the task graph."""
@@ -292,8 +300,9 @@ def _prepare(
     plan = make_plan(exprs, ex.name, chosen, ctx=ctx)
     _check_gathered(plan, ctx)
     staging = None
+    est = None
     try:
-        check_memory(plan, ctx, bounded)
+        est = check_memory(plan, ctx, bounded)
     except MemoryLimitError:
         staging = _staged_rechunks(exprs, ctx) if traits.scratch_local else None
         if staging is None:
@@ -301,14 +310,14 @@ def _prepare(
     try:
         if staging is not None:
             plan = make_plan(staging.exprs, ex.name, chosen, ctx=ctx)
-            check_memory(plan, ctx, bounded)
+            est = check_memory(plan, ctx, bounded)
         lowering = traits.lowering
         graph = lowering.lower(plan, plan.outputs, ctx.threads) if lowering else None
     except BaseException:
         if staging is not None:
             staging.close()
         raise
-    return Prepared(ex, plan, graph, staging)
+    return Prepared(ex, plan, graph, staging, None if est is None else est.peak)
 
 
 def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
@@ -344,20 +353,21 @@ def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
     return estimate(plan, max(1, ctx.threads), workers, not ctx.workers, temporaries)
 
 
-def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> None:
-    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit.
+def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryEstimate | None:
+    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit; the
+    estimate it checked (None without a limit).
 
     ``bounded``: the executor runs fewer tasks at once when their working sets would not
     fit (the numba executor), so the plan only needs one task at a time to fit.
     """
     if ctx.memory_limit is None:
-        return
+        return None
     est = memory_estimate(plan, ctx)
     if est.peak <= ctx.memory_limit:
-        return
+        return est
     room = ctx.memory_limit - est.held
     if bounded and est.per_task and room >= est.per_task:
-        return
+        return est
     if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
@@ -421,7 +431,7 @@ def compute_exprs(
         ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
-        _LAST_RUN["planning"] = time.perf_counter() - t0
+        _LAST_RUN.update(planning=time.perf_counter() - t0, predicted_peak=ready.predicted_peak)
         try:
             results = ex.execute(plan, plan.outputs, bar, **ready.run_options())
         finally:
@@ -446,7 +456,7 @@ def persist_exprs(
         ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
-        _LAST_RUN["planning"] = time.perf_counter() - t0
+        _LAST_RUN.update(planning=time.perf_counter() - t0, predicted_peak=ready.predicted_peak)
         try:
             stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar, **ready.run_options())
         except BaseException:

@@ -50,12 +50,15 @@ class RunSummary:
     stages: int
     fused: int
     rows: tuple[RunRow, ...]
+    predicted_peak: int | None = None
+    """The peak the memory check predicted (per process, or per worker on dask), when it
+    ran (under ``memory-limit``), to read beside the measured one."""
 
     def text(self) -> str:
         """A plain-text report: a header line, the plan's shape, one line per stage."""
         head = [
             f"lazyarr last run on {self.executor}: {fmt_seconds(self.seconds)}{self._split()}, "
-            f"{_count(self.blocks)} blocks, peak {fmt_bytes(self.peak_bytes)}",
+            f"{_count(self.blocks)} blocks, peak {fmt_bytes(self.peak_bytes)}{self._predicted()}",
             f"plan: {self.stages} stages, {self.fused} fused",
         ]
         if not self.rows:
@@ -76,8 +79,8 @@ class RunSummary:
         head = (
             f"<p><b>lazyarr last run</b> on <code>{e(self.executor)}</code>: "
             f"{e(fmt_seconds(self.seconds))}{e(self._split())}, {e(_count(self.blocks))} blocks, "
-            f"peak {e(fmt_bytes(self.peak_bytes))}; plan: {self.stages} stages, "
-            f"{self.fused} fused</p>"
+            f"peak {e(fmt_bytes(self.peak_bytes))}{e(self._predicted())}; "
+            f"plan: {self.stages} stages, {self.fused} fused</p>"
         )
         cells = "".join(
             "<tr>"
@@ -103,6 +106,11 @@ class RunSummary:
         if self.seconds is None:
             return None
         return max(0.0, self.seconds - (self.planning or 0.0) - (self.compiling or 0.0))
+
+    def _predicted(self) -> str:
+        return (
+            "" if self.predicted_peak is None else f" (predicted {fmt_bytes(self.predicted_peak)})"
+        )
 
     def _split(self) -> str:
         """`` = planning .. + compiling .. + running ..`` (the parts known), adding up."""
@@ -139,6 +147,7 @@ def run_summary(
     stats: Any = None,
     planning: float | None = None,
     total: float | None = None,
+    predicted_peak: int | None = None,
 ) -> RunSummary:
     """The summary of a run of ``plan`` on ``executor`` with the executor's ``RunStats``.
 
@@ -180,4 +189,5 @@ def run_summary(
         stages=len(facts),
         fused=sum(f.style == "fused" for f in facts.values()),
         rows=rows,
+        predicted_peak=predicted_peak,
     )

@@ -74,3 +74,21 @@ def test_an_executor_without_compiling_shows_planning_and_running():
     (la.ones((10,), chunks=5) + 1).compute(executor="numpy")
     head = repr(la.last_run()).splitlines()[0]
     assert " = planning " in head and " + running " in head and "compiling" not in head
+
+
+def test_the_predicted_peak_is_shown_beside_the_measured_one_under_a_limit():
+    """Under ``memory-limit`` the check's predicted peak is kept with the run: the report
+    reads ``peak <measured> (predicted <predicted>)``, and the prediction is not below the
+    measured peak; without a limit nothing was predicted and nothing is shown."""
+    import numpy as np
+
+    a = np.random.default_rng(0).random((4000, 50))
+    x = la.asarray(a, chunks=(500, 50))
+    with la.config.set({"memory-limit": "64MiB", "numba.compile-threshold": 0}):
+        (la.sin(x) * 2).compute(executor="numba")
+    run = la.last_run()
+    assert run.predicted_peak is not None and run.stats.peak_bytes
+    assert run.predicted_peak >= run.stats.peak_bytes
+    assert " (predicted " in repr(run) and "(predicted " in run._repr_html_()
+    (la.sin(x) * 2).compute(executor="numba")
+    assert la.last_run().predicted_peak is None and "predicted" not in repr(la.last_run())
