@@ -56,11 +56,13 @@ def from_reader(reader: Reader, chunks: Any = None) -> LazyArray:
     if reader.dtype.kind in "OUSV":
         raise TypeError(f"lazyarr arrays cannot hold dtype {reader.dtype}")
     shape = reader.shape
-    if is_auto(chunks) and reader.chunks is not None:
+    auto = is_auto(chunks) and reader.chunks is not None
+    if auto:
         blocks = aligned_chunks(shape, reader.dtype.itemsize, reader.chunks, chunk_limit())
     else:
         blocks = chunks_for(chunks, shape, reader.dtype)
-    return wrap(Expr(FromReader(reader=reader), (), shape, reader.dtype, blocks))
+    op = FromReader(reader=reader, auto_chunks=auto)
+    return wrap(Expr(op, (), shape, reader.dtype, blocks))
 
 
 def from_zarr(store: Any, component: str | None = None, chunks: Any = None) -> LazyArray:

@@ -383,3 +383,46 @@ def test_suggest_chunks_examples():
     memo = {}
     assert suggest_chunks((10, 10), 8, 4, memo=memo) == ((10,), (10,))
     assert memo == {}  # a small array leaves the memo alone
+
+
+# ----------------------------------------------------------------- stored sources
+
+
+@pytest.fixture
+def stored(tmp_path):
+    """A float64 zarr store of (96, 40, 30) in chunks of (6, 40, 30): 16 stored chunks."""
+    a = np.random.default_rng(4).standard_normal((96, 40, 30))
+    path = str(tmp_path / "s.zarr")
+    la.to_zarr(la.asarray(a, chunks=(6, 40, 30)), path)
+    return a, path
+
+
+def test_an_auto_chunked_store_is_read_in_more_blocks_for_the_workers(stored):
+    """lazyarr's own blocks (here one, under array.chunk-size) become smaller whole multiples
+    of the stored chunks: at least READ_BLOCKS_PER_WORKER per worker where the chunks allow;
+    explicit chunks and one worker keep theirs; the values are unchanged."""
+    from lazyarr.optimize.passes.reblock import READ_BLOCKS_PER_WORKER
+
+    a, path = stored
+    x = la.from_zarr(path)
+    assert x.numblocks == (1, 1, 1)
+    ctx = api.pass_context("numpy", True, {"n_workers": 2, "workers": ("w0", "w1")})
+    (src,) = sources(plan_of(x.mean(axis=0), ctx=ctx)).values()
+    assert len(src.chunks[0]) >= READ_BLOCKS_PER_WORKER * 2
+    assert all(c % 6 == 0 for c in src.chunks[0]) and src.chunks[1:] == ((40,), (30,))
+    fixed = la.from_zarr(path, chunks=(96, 40, 30))
+    (kept,) = sources(plan_of(fixed.mean(axis=0), ctx=ctx)).values()
+    assert kept.chunks == fixed.chunks
+    one = api.pass_context("numpy", True, {"n_workers": 1})
+    (alone,) = sources(plan_of(x.mean(axis=0), ctx=one)).values()
+    assert alone.chunks == x.chunks
+    (got,) = run([x.mean(axis=0)], "numpy", n_workers=2)
+    np.testing.assert_allclose(got, a.mean(axis=0))
+
+
+def test_auto_and_explicit_store_chunks_have_different_keys(stored):
+    _, path = stored
+    auto = la.from_zarr(path)
+    explicit = la.from_zarr(path, chunks=auto.chunks)
+    assert auto._expr.op.auto_chunks and not explicit._expr.op.auto_chunks
+    assert auto._expr.key != explicit._expr.key

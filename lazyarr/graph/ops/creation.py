@@ -92,6 +92,9 @@ class FromReader(Windowed):
 
     name = "read"
     reader: Any = None
+    auto_chunks: bool = False
+    """The blocks were lazyarr's choice (whole multiples of the stored chunks), not the
+    user's: planning may choose other multiples for a cluster (part of the key)."""
 
     def label(self) -> str:
         return "read"
