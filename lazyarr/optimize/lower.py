@@ -85,17 +85,35 @@ class _Lowering:
         self.generate_in_place = generate_in_place
         self.split = split
         self.host_of = host_ids(plan.hosts, len(plan.workers)) if plan.workers else None
+        # siblings computed jointly read a shared input block once: a source block the
+        # siblings of one joint task read is counted once, so it may be made in that task
+        self.lead_of: dict[int, int] = {}
+        if joint:
+            for names in plan.siblings:
+                members = [self.position[n] for n in names if n in self.position]
+                if len(members) == len(names):
+                    self.lead_of.update(dict.fromkeys(members, min(members)))
+        self.seen: set[tuple] = set()
 
     # -- backward: what each needed block reads ------------------------------
-    def mark(self, si: int, refs: list[BlockRef]) -> list[BlockRef]:
-        """Mark the input blocks ``refs`` needed; returns those that tasks make."""
+    def mark(self, si: int, refs: list[BlockRef], part: object = None) -> list[BlockRef]:
+        """Mark the input blocks ``refs`` needed; returns those that tasks make.
+
+        ``part``: which task of the stage reads them (its block, or a partial's body
+        block); siblings' tasks of one part read a block once between them."""
         direct = self.direct_pos[si]
         if direct:
             refs = [r for r in refs if r[0] not in direct]
         ins = self.inputs[si]
         needed = self.needed
+        lead = self.lead_of.get(si)
         for pos, b in refs:
             src = ins[pos]
+            if lead is not None:
+                key = (lead, part, src, b)
+                if key in self.seen:
+                    continue
+                self.seen.add(key)
             arr = needed[src]
             if arr is None:
                 arr = needed[src] = np.zeros(self.stages[src].numblocks, dtype=np.int32)
@@ -131,7 +149,7 @@ class _Lowering:
                     parts = []
                     for bi in reads.parts(idx):
                         region, refs = reads.partial(bi)
-                        parts.append((bi, region, self.mark(si, refs)))
+                        parts.append((bi, region, self.mark(si, refs, bi)))
                     spec[idx] = parts
             elif self.in_parts(si):
                 for idx in indices:
@@ -141,7 +159,7 @@ class _Lowering:
             else:
                 for idx in indices:
                     region, refs = reads.block(idx)
-                    spec[idx] = (region, self.mark(si, refs))
+                    spec[idx] = (region, self.mark(si, refs, idx))
 
     # -- forward: the tasks --------------------------------------------------
     def add(self, task: Task) -> int:

@@ -304,3 +304,26 @@ def test_a_joint_kernel_does_not_depend_on_the_order_siblings_come_in(lazy):
     two = kernels.joint(stages[::-1])
     assert [k.source for k in numba_fused._EMITTED.values()] == first
     assert one[3] == two[3]  # the same order of results, whatever order they came in
+
+
+@pytest.mark.parametrize("executor", ["numba", "numpy"])
+def test_a_stored_input_the_siblings_share_is_read_once_in_their_joint_tasks(executor):
+    """``(u*u).mean(0)`` and ``(u*v).mean(0)`` read each block of ``u`` in the same joint
+    task: the block is made there (no source task, no stored block) and read once; the
+    numpy executor (no joint tasks) reads it once per sibling."""
+    from test_io_read import Recording
+
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((40, 6)), rng.standard_normal((40, 6))
+    ru, rv = Recording(a, chunks=(10, 6)), Recording(b, chunks=(10, 6))
+    u, v = la.from_array(ru, chunks=(10, 6)), la.from_array(rv, chunks=(10, 6))
+    with la.config.set({"numba.compile-threshold": 0}):
+        m1, m2 = la.compute((u * u).mean(0), (u * v).mean(0), executor=executor)
+    np.testing.assert_allclose(m1, (a * a).mean(0))
+    np.testing.assert_allclose(m2, (a * b).mean(0))
+    kinds = la.last_run().stats.extra["task_kinds"]
+    assert ru.elements_read() == a.size and rv.elements_read() == b.size
+    if executor == "numba":
+        assert kinds["JOINT"] == 4 and "SOURCE" not in kinds
+    else:
+        assert kinds["SOURCE"] == 4 and "JOINT" not in kinds  # u, read by both siblings
