@@ -163,9 +163,12 @@ def _cacheable(plan: Plan) -> bool:
 
 
 def pass_context(executor: str, check: bool, extra: dict[str, Any] | None = None) -> PassContext:
-    """The passes' context: the executor's facts (``extra``) and the settings passes follow."""
-    supports = getattr(registry.get(executor), "supports", None)
-    extra = dict(extra or {})
+    """The passes' context: the executor's facts (``extra``, its traits) and the settings
+    passes follow."""
+    ex = registry.get(executor)
+    supports = getattr(ex, "supports", None)
+    lowering = getattr(getattr(ex, "traits", None), "lowering", None)
+    extra = {"joint": bool(lowering is not None and lowering.joint), **(extra or {})}
     limit = config.get("memory-limit")
     if limit is not None:  # the setting wins over what the executor reports
         extra["memory_limit"] = config.parse_bytes(limit)

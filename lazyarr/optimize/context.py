@@ -30,6 +30,9 @@ class PassContext:
     cluster, by default, the workers' own limit)."""
     threads: int = 1
     """Tasks that run at once in one process or worker (numba threads, dask worker threads)."""
+    joint: bool = False
+    """The executor computes sibling sets as joint tasks (its ``Traits.lowering``): siblings
+    read a shared input once, as one reader (the memory pass and estimate count them so)."""
     blocks_per_worker: int = 1
     """``placement.blocks-per-worker``: blocks the reblock pass aims at per worker."""
     reblock_min_bytes: int = 16 << 20

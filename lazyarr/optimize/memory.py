@@ -122,7 +122,8 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
         held = _group_bytes(
             stage, body_members, root_input_regions(body_members, body_region), temporaries
         )
-        held += region_size(body_region) * body.dtype.itemsize
+        if temporaries:  # NumPy kernels make the body block; a generated loop folds as it goes
+            held += region_size(body_region) * body.dtype.itemsize
     else:
         held = region_size(body_region) * body.dtype.itemsize
     if expr.op.gathers:  # the partials are slices of the block: together its size
@@ -187,13 +188,22 @@ def _elsewhere(stage: Stage) -> bool:
     return isinstance(stage.expr.op, (FromArray, FromBlocks))
 
 
-def held_whole(plan: Plan) -> list[str]:
-    """Stored stages that two or more stages read: all their blocks may be alive at once."""
+def held_whole(plan: Plan, joint: bool | None = None) -> list[str]:
+    """Stored stages that two or more stages read: all their blocks may be alive at once.
+
+    ``joint`` (default: ``plan.joint``): siblings computed as joint tasks are one reader
+    (their joint task reads a shared block once, and makes a source's in place).
+    """
+    joint = plan.joint if joint is None else joint
+    unit = {}
+    if joint:
+        for names in plan.siblings:
+            unit.update(dict.fromkeys(names, names[0]))
     readers = plan.readers
     return [
         n
         for n, s in plan.stages.items()
-        if len(readers[n]) >= 2 and not s.regenerate and not _elsewhere(s)
+        if len({unit.get(r, r) for r in readers[n]}) >= 2 and not s.regenerate and not _elsewhere(s)
     ]
 
 

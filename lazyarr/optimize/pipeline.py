@@ -51,7 +51,7 @@ def optimize(plan: Plan, passes: Sequence[str], ctx: PassContext) -> Plan:
         history.append(PassRecord(name, seconds, f"{before} -> {len(plan.stages)} stages"))
         if ctx.check:
             check_plan(plan, name)
-    return plan.replace(history=tuple(history), memory_limit=ctx.memory_limit)
+    return plan.replace(history=tuple(history), memory_limit=ctx.memory_limit, joint=ctx.joint)
 
 
 def optimize_until(plan: Plan, last: str, passes: Sequence[str], ctx: PassContext) -> Plan:

@@ -156,6 +156,9 @@ class Plan:
     """The bytes one process or worker may hold that the plan was made for
     (``PassContext.memory_limit``, recorded by ``optimize``): executors bound their work by
     it instead of reading the setting again."""
+    joint: bool = False
+    """Its executor computes ``siblings`` as joint tasks (``PassContext.joint``, recorded by
+    ``optimize``): siblings read a shared input once, as one reader."""
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     """Stage name -> what the user called the arrays it computes (pictures; see ``with_labels``)."""
 
@@ -247,6 +250,7 @@ class Plan:
             "workers": list(self.workers),
             "hosts": list(self.hosts),
             "memory_limit": self.memory_limit,
+            "joint": self.joint,
             "labels": self.labels,
             "stages": [
                 {
@@ -313,5 +317,6 @@ class Plan:
             workers=tuple(doc.get("workers", ())),
             hosts=tuple(doc.get("hosts", ())),
             memory_limit=doc.get("memory_limit"),
+            joint=bool(doc.get("joint", False)),
             labels=dict(doc.get("labels", {})),
         )

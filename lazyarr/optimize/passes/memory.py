@@ -38,7 +38,7 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
     budget = hold_budget(ctx)
     stages = dict(plan.stages)
     notes: dict[str, str] = {}
-    for name in held_whole(plan):
+    for name in held_whole(plan, ctx.joint):
         s = stages[name]
         if not isinstance(s.expr.op, Windowed):
             continue
