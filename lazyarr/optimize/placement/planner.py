@@ -245,9 +245,7 @@ class Planner:
         near = sorted(w for w in cands if missing[w] == least)
         if len(near) == 1:
             return near[0]
-        best = min(
-            near, key=lambda w: (sim.simulate_score(op, w, lookahead=owner), w != owner, w)
-        )
+        best = min(near, key=lambda w: (sim.simulate_score(op, w, lookahead=owner), w != owner, w))
         return best
 
     def _blocks(self, stage: Stage) -> list[tuple[int, ...]]:
