@@ -322,6 +322,7 @@ class DaskExecutor:
         stats.extra["dask_tasks"] = dict(run.per_stage)
         stats.extra["batches"] = run.batches.per_stage(graph)
         stats.extra["batch_budget"] = run.batches.budget
+        stats.extra["relays"] = len(run._relays or ())  # values relayed to another host
         self._record(client, plan, stats, retries, live)
         return result
 

@@ -13,18 +13,19 @@ tried in the map's order after the exact keys. A worker that no key matches
 keeps the host the scheduler reports.
 
 Pure functions of plain data (no cluster): :func:`group_hosts` for the
-executor's worker table, :func:`transfers` and :func:`bytes_between_hosts`
-for the bytes a run moved (from :mod:`.dask_stats` snapshots, or any
-``receiver -> sender -> bytes`` table, such as dask.array's in a benchmark).
+executor's worker table, :class:`Relays` for the run's graph, :func:`transfers`
+and :func:`bytes_between_hosts` for the bytes a run moved (from
+:mod:`.dask_stats` snapshots, or any ``receiver -> sender -> bytes`` table,
+such as dask.array's in a benchmark).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-__all__ = ["bytes_between_hosts", "check_host_groups", "group_hosts", "transfers"]
+__all__ = ["Relays", "bytes_between_hosts", "check_host_groups", "group_hosts", "transfers"]
 
 _EXAMPLE = "{'0': 'hostA', '1': 'hostA', '2': 'hostB', '3': 'hostB'}"
 
@@ -69,6 +70,38 @@ def group_hosts(
             )
         out.append(found)
     return tuple(out)
+
+
+class Relays:
+    """Values that cross to another host once: the first of its readers there relays it.
+
+    The placement search counts a copy to a worker from a same-host holder
+    when there is one (``ClusterSim.source_for``): one crossing per value and
+    host. Dask's workers fetch from any holder, and readers that start at once
+    all fetch from the producer; so where several workers of one host read a
+    value made on another host, the run adds one relay task on the first of
+    them (an identity: the same object, no copy) and they all read the relay.
+    ``reads``: ``(value, producer worker, reader worker)`` in submission order
+    (workers by number; negative: unplaced, never relayed).
+    """
+
+    def __init__(self, host_of: Sequence[int], reads: Iterable[tuple[int, int, int]]) -> None:
+        readers: dict[tuple[int, int], dict[int, None]] = {}
+        for value, src, dst in reads:
+            if src < 0 or dst < 0 or host_of[src] == host_of[dst]:
+                continue
+            readers.setdefault((value, host_of[dst]), {})[dst] = None
+        self.host_of = host_of
+        self._via = {k: next(iter(ws)) for k, ws in readers.items() if len(ws) > 1}
+
+    def __len__(self) -> int:
+        return len(self._via)
+
+    def via(self, value: int, reader: int) -> int | None:
+        """The worker relaying ``value`` to ``reader``'s host (None: read it directly)."""
+        if reader < 0:
+            return None
+        return self._via.get((value, self.host_of[reader]))
 
 
 def transfers(snapshots: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, int]]:

@@ -17,6 +17,7 @@ import lazyarr as la
 from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.executors.dask_hosts import (
+    Relays,
     bytes_between_hosts,
     check_host_groups,
     group_hosts,
@@ -115,6 +116,34 @@ def test_knowing_the_groups_moves_fewer_bytes_between_them(four_workers):
         np.testing.assert_allclose(got, want, rtol=1e-10)
         between[label] = bytes_between_hosts(stats.extra["transfers"], four_workers)
     assert between["groups"] < between["blind"]
+
+
+def test_values_several_workers_of_another_host_read_are_relayed(four_workers):
+    """Matmul of row blocks: every worker reads every block of B; each block crosses to
+    the other host once, to a relay there (Dask's peers on one IP do not prefer a
+    same-group holder, so measured bytes may still exceed the plan's; never fewer)."""
+    an, bn = np.random.default_rng(5).random((2, 400, 400))
+    a, b = la.asarray(an, chunks=(100, 400)), la.asarray(bn, chunks=(100, 400))
+    expr, want = a @ b, an @ bn
+    got, stats, plan = _run(expr, GROUPS)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert stats.extra["relays"] > 0
+    assert stats.extra["bytes_between_hosts"] >= plan.notes["place"]["bytes_between_hosts"]
+    _, blind, _ = _run(expr, None)
+    assert blind.extra["relays"] == 0
+
+
+def test_relays_closed_form():
+    hosts = (0, 0, 1, 1)
+    reads = [(7, 0, 2), (7, 0, 3), (7, 0, 2), (8, 0, 2), (9, 0, 1), (10, -1, 2), (11, 3, 0)]
+    relays = Relays(hosts, [*reads, (11, 3, 1), (12, 2, -1)])
+    assert len(relays) == 2
+    assert relays.via(7, 2) == relays.via(7, 3) == 2  # the first reader on host 1
+    assert relays.via(7, 0) is None  # the producer's host reads it directly
+    assert relays.via(8, 2) is None  # one reader there: no relay
+    assert relays.via(9, 1) is None and relays.via(10, 2) is None
+    assert relays.via(11, 1) == relays.via(11, 0) == 0
+    assert relays.via(12, -1) is None
 
 
 # ----------------------------------------------------------------- the setting
