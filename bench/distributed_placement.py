@@ -26,7 +26,17 @@ Workloads: square matmul; tensordot on persisted inputs and, again, with
 the inputs generated inside the phase (where sources run is the layout's
 job), and generated with chunks left to each library (lazyarr's reblock pass
 picks blocks for the workers; dask.array's "auto" keeps one block); X.T @ X
-on a tall-skinny X; logistic regression (Newton) on a persisted X.
+on a tall-skinny X; logistic regression (Newton) on a persisted X; a
+rechunk of a persisted X from row blocks to column blocks.
+
+``--host-groups N`` models the 4 workers as N hosts (``_host_groups.py``:
+names 0 1 -> hostA, 2 3 -> hostB for N=2): lazyarr is told through
+``dask.host-groups`` (its inputs are laid out knowing them too), the system
+``lazyarr (hosts unknown)`` is not, and every row gets the bytes fetched
+between groups (``between_hosts_MiB``, the probe's bytes by sender, mapped
+with the same groups for both systems); goals: issue 27's (at least 3x fewer
+bytes between groups than dask.array on matmul and logreg, no loss of wall
+time). Results then go to ``distributed-hosts[-quick].*``.
 
 Per phase: wall time, bytes fetched from peer workers (total and max into
 one worker), peak memory per worker (the phase's own peak over its inputs,
@@ -63,6 +73,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
 import _dask_probe as probe  # noqa: E402
+import _host_groups as hostgroups  # noqa: E402
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
@@ -89,6 +100,7 @@ LAZYARR_SYSTEMS: dict[str, dict[str, Any]] = {
     },
 }
 DASK = "dask.array"
+HOSTS_UNKNOWN = "lazyarr (hosts unknown)"
 
 
 # ------------------------------------------------------------------ data
@@ -331,6 +343,9 @@ def workloads(quick: bool, iters: int) -> list[Workload]:
             w = (w - step).compute()
         return w
 
+    def rc_make():
+        return {"X": la.random.standard_normal((rows, cols), chunks=(rb, cols), seed=9)}
+
     def lr_numpy(d: Data) -> np.ndarray:
         x, y = d.np_["X"], d.np_["y"]
         w = np.zeros(cols)
@@ -394,6 +409,15 @@ def workloads(quick: bool, iters: int) -> list[Workload]:
             lr_numpy,
             rtol=1e-7,
         ),
+        Workload(
+            "rechunk",
+            f"X {rows}x{cols} persisted, {rb}-row blocks to {cols // 4}-column blocks",
+            rc_make,
+            lambda d, c: c(d.lz["X"].rechunk((rows, cols // 4)))[0],
+            lambda d: d.dk["X"].rechunk((rows, cols // 4)).compute(),
+            lambda d: d.np_["X"],
+            rtol=0.0,
+        ),
     ]
 
 
@@ -418,8 +442,16 @@ def _process_cpu() -> float:
     return float(t.user + t.system)
 
 
-def run_phase(client: Client, data: Data, wl: Workload, system: str, ref: np.ndarray) -> dict:
-    """One measured phase of ``system`` on ``wl``: wall time, bytes, memory, correctness."""
+def run_phase(
+    client: Client,
+    data: Data,
+    wl: Workload,
+    system: str,
+    ref: np.ndarray,
+    hosts: dict[str, str] | None = None,
+) -> dict:
+    """One measured phase of ``system`` on ``wl``: wall time, bytes (between the groups of
+    ``hosts`` too: address -> group; none: each worker its own), memory, correctness."""
     settled = settle(client, data)
     computes = LazyarrComputes()
     probe.reset(client)
@@ -446,6 +478,7 @@ def run_phase(client: Client, data: Data, wl: Workload, system: str, ref: np.nda
     row = {
         "wall_s": wall,
         "peer_bytes": sum(bytes_in.values()),
+        "between_hosts_bytes": hostgroups.between(snaps, hosts or {}),
         "max_in_bytes": max(bytes_in.values()),
         "peak_mem_bytes": max(peaks.values()),
         "peak_distinct_bytes": max(distinct.values()),
@@ -494,6 +527,7 @@ def summarize(wl: Workload, system: str, reps: list[dict]) -> dict:
         "wall_s": med("wall_s"),
         "wall_range": f"{min(walls):.2f}-{max(walls):.2f}",
         "peer_MiB": med("peer_bytes") / MiB,
+        "between_hosts_MiB": med("between_hosts_bytes") / MiB,
         "max_in_MiB": med("max_in_bytes") / MiB,
         "peak_mem_MiB": med("peak_mem_bytes") / MiB,
         "peak_distinct_MiB": med("peak_distinct_bytes") / MiB,
@@ -540,10 +574,10 @@ GOALS = [
 ]
 
 
-def goal_rows(rows: list[dict]) -> list[dict]:
+def goal_rows(rows: list[dict], goals: list[tuple] = GOALS) -> list[dict]:
     by = {(r["workload"], r["system"]): r for r in rows}
     out = []
-    for wl, label, key, goal in GOALS:
+    for wl, label, key, goal in goals:
         d, lz = by.get((wl, DASK)), by.get((wl, "lazyarr"))
         if d is None or lz is None:
             continue
@@ -594,12 +628,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="measured rounds per system")
     parser.add_argument("--iters", type=int, default=5, help="Newton iterations")
     parser.add_argument(
-        "--workloads", default="matmul,tensordot,tensordot-gen,tensordot-auto,xtx,logreg"
+        "--workloads", default="matmul,tensordot,tensordot-gen,tensordot-auto,xtx,logreg,rechunk"
+    )
+    parser.add_argument(
+        "--host-groups", type=int, default=0, help="model the workers as this many hosts"
     )
     parser.add_argument(
         "--systems", default=",".join([DASK, *LAZYARR_SYSTEMS]), help="comma-separated"
     )
     args = parser.parse_args(argv)
+    groups = hostgroups.groups_for(N_WORKERS, args.host_groups) if args.host_groups else None
+    if groups:
+        for settings in LAZYARR_SYSTEMS.values():
+            settings["dask.host-groups"] = groups
+        LAZYARR_SYSTEMS[HOSTS_UNKNOWN] = {**LAZYARR_SYSTEMS["lazyarr"], "dask.host-groups": None}
+        if args.systems == parser.get_default("systems"):
+            args.systems = ",".join([DASK, "lazyarr", HOSTS_UNKNOWN])
     systems = [s.strip() for s in args.systems.split(",")]
     chosen = set(args.workloads.split(","))
     t_start = time.perf_counter()
@@ -611,9 +655,12 @@ def main(argv: list[str] | None = None) -> None:
             "progress": False,
             "dask.active-memory-manager": False,
             "dask.address": None,
+            "dask.host-groups": groups,  # the inputs are laid out knowing the groups
         }
     )
-    name = "distributed-quick" if args.quick else "distributed"
+    hosts = hostgroups.host_of(client, groups) if groups else None
+    name = "distributed-hosts" if groups else "distributed"
+    name += "-quick" if args.quick else ""
     meta = {
         "versions": versions("lazyarr", "dask", "distributed", "numpy", "numba"),
         "cluster": {
@@ -625,6 +672,7 @@ def main(argv: list[str] | None = None) -> None:
             "active_memory_manager": False,
         },
         "repeat": args.repeat,
+        "host_groups": groups,
         "load_average_start": os.getloadavg(),
         "sizes": _sizes(args.quick),
         "newton_iterations": args.iters,
@@ -643,6 +691,7 @@ def main(argv: list[str] | None = None) -> None:
         "worker_cpu_s",
         "client_cpu_s",
         "peer_MiB",
+        *(["between_hosts_MiB"] if groups else []),
         "max_in_MiB",
         "peak_mem_MiB",
         "peak_distinct_MiB",
@@ -664,12 +713,12 @@ def main(argv: list[str] | None = None) -> None:
             ref = wl.run_numpy(data)
             print(f"  inputs ready ({time.perf_counter() - t_wl:.1f} s)", flush=True)
             for system in systems:  # warm-up: imports, Numba compiles, plan code paths
-                run_phase(client, data, wl, system, ref)
+                run_phase(client, data, wl, system, ref, hosts)
             reps: dict[str, list[dict]] = {s: [] for s in systems}
             for r in range(args.repeat):
                 order = systems[r % len(systems) :] + systems[: r % len(systems)]
                 for system in order:
-                    reps[system].append(run_phase(client, data, wl, system, ref))
+                    reps[system].append(run_phase(client, data, wl, system, ref, hosts))
             for system in systems:
                 report.add(**summarize(wl, system, reps[system]))
             release(client, data)
@@ -681,7 +730,7 @@ def main(argv: list[str] | None = None) -> None:
         with contextlib.suppress(Exception):
             cluster.close()
 
-    goals = goal_rows(report.rows)
+    goals = goal_rows(report.rows, hostgroups.GOALS if groups else GOALS)
     report.meta["goals"] = goals
     report.meta["total_s"] = time.perf_counter() - t_start
     report.meta["load_average_end"] = os.getloadavg()
@@ -696,7 +745,8 @@ def main(argv: list[str] | None = None) -> None:
     goal_report.write(plot=("workload", "ratio", "metric") if goals else None)
     md = RESULTS / f"{name}.md"
     md.write_text(
-        f"# {name}\n\n{report.markdown()}\n\n## goals (issue 4)\n\n{goal_report.markdown()}\n"
+        f"# {name}\n\n{report.markdown()}\n\n## goals (issue {27 if groups else 4})\n\n"
+        f"{goal_report.markdown()}\n"
     )
     print(f"wrote {md}\ntotal {report.meta['total_s']:.0f} s")
 

@@ -4,7 +4,9 @@
 what the dask executor submits) one by one, each on its planned worker: a
 task fetches every input it does not hold and keeps the copy, as Dask
 workers do with replica dropping off. It counts the bytes each block's
-tasks pull in, to compare with ``stage.est_bytes``.
+tasks pull in, to compare with ``stage.est_bytes``, and, given each
+worker's host, the bytes that cross between hosts (a copy comes from a
+same-host holder when there is one, as in ``ClusterSim``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class Replay:
         self.values: list = [None] * len(graph.tasks)
         held: list[set[int]] = [set() for _ in graph.tasks]
         self.moved = {n: np.zeros(s.numblocks, dtype=np.int64) for n, s in plan.stages.items()}
+        self.between_hosts = 0
+        host = list(hosts) if hosts else None
         for tid, task in enumerate(graph.tasks):
             stage = graph.stages[task.stage]
             assert task.worker >= 0, f"{task!r} has no planned worker"
@@ -43,6 +47,8 @@ class Replay:
             for d in task.deps:
                 if task.worker not in held[d]:
                     count += _nbytes(self.values[d])
+                    if host is not None and all(host[w] != host[task.worker] for w in held[d]):
+                        self.between_hosts += _nbytes(self.values[d])
                     held[d].add(task.worker)
             inputs = [self.values[d] for d in task.deps]
             self.values[tid] = run_task(task, codes[task.stage], inputs)

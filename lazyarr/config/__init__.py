@@ -172,6 +172,7 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "null": (type(None),),
     "array": (list, tuple),
+    "object": (Mapping,),
 }
 
 
@@ -279,6 +280,8 @@ def _check_schema(key: str, value: Any) -> Any:
         raise bad
     if value is None:
         return None
+    if isinstance(value, Mapping):  # string keys, as YAML files and donfig's merge expect
+        value = {str(k): v for k, v in value.items()}
     if "enum" in spec:
         for option in spec["enum"]:
             if type(option) is type(value) and (

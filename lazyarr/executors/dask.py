@@ -32,7 +32,10 @@ strict ones (a lost worker can stall the compute), ``scheduler`` ignores
 them. Without a placement pass, tasks are unrestricted. A compute whose
 scattered input died with its worker is submitted once more.
 
-Which cluster: see :mod:`.dask_cluster`; what is measured: :mod:`.dask_stats`.
+Which cluster: see :mod:`.dask_cluster` (each worker's host, or its group under
+``dask.host-groups``: :mod:`.dask_hosts`); what is measured: :mod:`.dask_stats`
+(``last_stats.extra``: ``transfers`` per receiving and sending worker,
+``bytes_between_hosts`` over the hosts the plan was made for).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from lazyarr.optimize.memory import estimate
 from lazyarr.optimize.plan import Plan
 from lazyarr.optimize.tasks import TaskGraph
 
-from . import dask_stats
+from . import dask_hosts, dask_stats
 from .base import Lowering, NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
 from .dask_batches import BATCH_SHARES
@@ -319,11 +322,17 @@ class DaskExecutor:
         stats.extra["dask_tasks"] = dict(run.per_stage)
         stats.extra["batches"] = run.batches.per_stage(graph)
         stats.extra["batch_budget"] = run.batches.budget
-        self._record(client, plan, stats, retries)
+        stats.extra["relays"] = len(run._relays or ())  # values relayed to another host
+        self._record(client, plan, stats, retries, live)
         return result
 
-    def _record(self, client: Client, plan: Plan, stats: RunStats, retries: int) -> None:
-        stage_seconds, workers, measured = dask_stats.summarize(dask_stats.snapshot(client))
+    def _record(
+        self, client: Client, plan: Plan, stats: RunStats, retries: int, live: dict[str, Any]
+    ) -> None:
+        snaps = dask_stats.snapshot(client)
+        stage_seconds, workers, measured = dask_stats.summarize(snaps)
+        moved = dask_hosts.transfers(snaps)
+        host_of = dict(zip(live["workers"], live["hosts"]))
         stats.stage_seconds = {n: stage_seconds[n] for n in plan.stages if n in stage_seconds}
         stats.peak_bytes = max((w["peak_memory"] for w in workers.values()), default=0)
         est = [s.est_bytes for s in plan.stages.values() if s.est_bytes is not None]
@@ -332,6 +341,9 @@ class DaskExecutor:
             "workers": workers,
             "predicted_bytes": int(sum(int(e.sum()) for e in est)) if est else None,
             "measured_bytes": measured,
+            # receiver -> sender -> bytes, and those between the hosts the plan was made for
+            "transfers": moved,
+            "bytes_between_hosts": dask_hosts.bytes_between_hosts(moved, host_of),
             "retries": retries,
         }
         self.last_stats = stats

@@ -26,7 +26,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dask.config
@@ -37,6 +37,7 @@ from tornado.websocket import WebSocketError
 
 from lazyarr import config
 
+from .dask_hosts import group_hosts
 from .malloc import MMAP_THRESHOLD
 from .spawn_guard import check_main_guard
 
@@ -62,17 +63,23 @@ def _active_client() -> Client | None:
     return client if client.status == "running" else None
 
 
-def worker_info(client: Client) -> dict[str, Any]:
-    """Workers of ``client``'s cluster: sorted addresses, their hosts, the smallest memory limit."""
+def worker_info(client: Client, host_groups: Mapping[Any, str] | None = None) -> dict[str, Any]:
+    """Workers of ``client``'s cluster: sorted addresses, their hosts, the smallest memory limit.
+
+    ``host_groups`` (``dask.host-groups``) overrides the hosts the addresses name
+    (:func:`.dask_hosts.group_hosts`).
+    """
     workers = client.scheduler_info(n_workers=-1)["workers"]
     addrs = tuple(sorted(workers))
+    names = [workers[a].get("name") for a in addrs]
+    hosts = group_hosts(addrs, names, [get_address_host(a) for a in addrs], host_groups)
     limits = [w.get("memory_limit") for w in workers.values()]
     limits = [int(m) for m in limits if m]
     threads = [int(w.get("nthreads") or 1) for w in workers.values()]
     return {
         "n_workers": len(addrs),
         "workers": addrs,
-        "hosts": tuple(get_address_host(a) for a in addrs),
+        "hosts": hosts,
         "memory_limit": min(limits) if limits else None,
         "threads": max(threads) if threads else 1,
     }
@@ -188,9 +195,11 @@ class ClusterManager:
         )
 
     def workers(self, client: Client) -> dict[str, Any]:
-        """:func:`worker_info` of ``client``'s cluster, waiting up to ``dask.timeout`` for
-        a first worker: a scheduler without workers is an error, never a hang."""
-        info = worker_info(client)
+        """:func:`worker_info` of ``client``'s cluster (hosts after ``dask.host-groups``),
+        waiting up to ``dask.timeout`` for a first worker: a scheduler without workers is an
+        error, never a hang."""
+        groups = config.get("dask.host-groups")
+        info = worker_info(client, groups)
         if info["n_workers"]:
             return info
         timeout = config.parse_duration(config.get("dask.timeout"))
@@ -201,7 +210,7 @@ class ClusterManager:
                 f"the Dask scheduler at {client.scheduler.address!r} has no workers: none "
                 f"joined within {timeout:g} s (config dask.timeout)"
             ) from e
-        return worker_info(client)
+        return worker_info(client, groups)
 
     def _start_local(
         self,

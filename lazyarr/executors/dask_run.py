@@ -10,7 +10,10 @@ facts as priorities and token tasks. A task reads a value made in a batch
 straight from the batch's values when it runs on the batch's worker or reads
 all of them (an unplaced batch: at least half); else a getter task (the
 value's own key, on the batch's worker) hands it that value alone, so only
-it moves, as the placement plan predicts. Kept blocks in a batch
+it moves, as the placement plan predicts. Where workers share hosts, a
+value several workers of another host read crosses once, to a relay task on
+the first of them (:class:`.dask_hosts.Relays`), as the plan counts it. Kept
+blocks in a batch
 are fetched with the batch (``execute``) or get a getter each (``persist``:
 every kept block keeps a key and a future of its own). :meth:`_Run.wait`
 follows the futures, counts finished blocks and raises
@@ -31,6 +34,7 @@ from distributed import Client, Future, as_completed
 from lazyarr import config
 from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.optimize.placement.clustersim import grouped, host_ids
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.schedule import Schedule
 from lazyarr.optimize.tasks import TaskGraph, TaskKind
@@ -40,6 +44,7 @@ from .base import Progress
 from .dask_batches import plan_batches
 from .dask_fetch import BatchItem, FetchBatch, Index
 from .dask_graph import DaskGraph
+from .dask_hosts import Relays
 from .dask_tasks import (
     Slab,
     StagePayload,
@@ -212,6 +217,7 @@ class _Run:
             for i, b in enumerate(self.batches.batches)
         ]
         self._getters: dict[tuple[int, int], TaskRef] = {}
+        self._relays, self._relay_refs = self._plan_relays(refs), {}
         payloads: dict[int, Any] = {}
         order = graph.schedule or Schedule()
         barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
@@ -320,7 +326,44 @@ class _Run:
         task = self.lowered.tasks[tid]
         return len(task.members) if task.kind == TaskKind.JOINT else 1
 
+    def _plan_relays(self, refs: list[Any]) -> Relays | None:
+        """The values to relay to another host (None: workers do not share hosts)."""
+        plan = self.lowered.plan
+        n = len(plan.workers)
+        if self.placement == "scheduler" or not n or not grouped(host_ids(plan.hosts, n)):
+            return None
+        tasks, batch_of, batches = self.lowered.tasks, self.batches.batch_of, self.batches.batches
+
+        def worker_of(t: int) -> int:
+            b = int(batch_of[t])
+            return batches[b].worker if b >= 0 else tasks[t].worker
+
+        reads = (
+            (d, worker_of(d), worker_of(tid))
+            for tid, task in enumerate(tasks)
+            if refs[tid] is None
+            for d in task.deps
+        )
+        return Relays(host_ids(plan.hosts, n), reads)
+
     def _value(
+        self, d: int, worker: int, readers: dict[int, int] | None, slot: int = -1
+    ) -> tuple[Any, Any]:
+        """:meth:`_direct_value`, through a relay where the value crosses to ``worker``'s
+        host for several readers there (:class:`.dask_hosts.Relays`)."""
+        ref, pick = self._direct_value(d, worker, readers, slot)
+        via = self._relays.via(d, worker) if self._relays is not None else None
+        if via is None:
+            return ref, pick
+        key = f"{ref.key}-via{via}"
+        relay = self._relay_refs.get(key)
+        if relay is None:
+            relay = self._relay_refs[key] = self.graph.add(
+                key, identity, ref, worker=self.address(via), loose=self.placement != "hard"
+            )
+        return relay, pick
+
+    def _direct_value(
         self, d: int, worker: int, readers: dict[int, int] | None, slot: int = -1
     ) -> tuple[Any, Any]:
         """``(reference, where inside it)`` of task ``d``'s value for a reader on planned

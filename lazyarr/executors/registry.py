@@ -14,6 +14,8 @@ from typing import Any
 
 from lazyarr import config
 
+from .dask_hosts import check_host_groups
+
 __all__ = ["available", "check_name", "get", "names", "register"]
 
 _BUILTIN: dict[str, str] = {
@@ -76,6 +78,7 @@ def check_name(name: Any) -> None:
 
 
 config.register_check("executor", check_name)
+config.register_check("dask.host-groups", check_host_groups)
 
 
 def available() -> dict[str, tuple[bool, str]]:

@@ -24,7 +24,8 @@ class PassContext:
     workers: tuple[str, ...] = ()
     """Worker addresses, when the executor has workers (index = worker number)."""
     hosts: tuple[str, ...] = ()
-    """The host of each worker (same index), for cheaper same-host transfers."""
+    """The host of each worker (same index): same-host copies cost less, and where workers
+    share hosts the placement keeps bytes on their host first (``dask.host-groups``)."""
     memory_limit: int | None = None
     """Bytes one process (numba, numpy) or worker (dask) may hold (``memory-limit``; on a
     cluster, by default, the workers' own limit)."""

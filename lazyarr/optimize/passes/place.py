@@ -15,8 +15,9 @@ stage:
 
 ``plan.workers``/``plan.hosts`` name the workers the numbers refer to;
 ``plan.notes["place"]`` is the human-readable summary: predicted bytes and
-moves, per-worker memory / network in / network out, and a "why" per
-stage. With one worker (or none) the plan is returned unchanged.
+moves, bytes between hosts (ranked first when workers share hosts:
+``hosts_first``), per-worker memory / network in / network out, and a "why"
+per stage. With one worker (or none) the plan is returned unchanged.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
         "total_bytes": int(sum(int(d.est_bytes.sum()) for d in decided.values())),
         "total_moves": int(sim.moves),
         "objective": float(sim.objective()),
+        "hosts_first": sim.hosts_first,
+        "bytes_between_hosts": int(sim.cross),
         "per_worker": {
             "memory": sim.load[0].tolist(),
             "net_in": sim.load[1].tolist(),

@@ -12,6 +12,11 @@ Cloud", arXiv:2206.14276), in bytes rather than element counts.
   was made; copies add replicas, which stop later traffic for that block).
 * The objective is ``sum over rows of weight[row] * max over workers``:
   the most loaded worker per resource, not the total.
+* ``cross`` counts the raw bytes copied between hosts. When workers are
+  grouped on hosts (at least two hosts, one of them with several workers:
+  ``hosts_first``), :meth:`ClusterSim.score` puts these bytes before the
+  objective, compared as a tuple: the search first keeps bytes on their
+  host, then balances the per-worker loads (NumS's LSHS across nodes).
 
 Everything is deterministic: copies come from a same-host holder when there
 is one, else from the first holder; no randomness, no dict-order surprises.
@@ -24,9 +29,11 @@ from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["MEMORY", "NET_IN", "NET_OUT", "ClusterSim", "SimOp", "host_ids"]
+__all__ = ["CROSS", "MEMORY", "NET_IN", "NET_OUT", "ClusterSim", "SimOp", "grouped", "host_ids"]
 
 MEMORY, NET_IN, NET_OUT = 0, 1, 2
+CROSS = 3
+"""The delta key ``(CROSS, 0)`` carries bytes copied between hosts (not a row of ``load``)."""
 
 BlockKey = Hashable
 
@@ -43,6 +50,13 @@ def host_ids(hosts: Sequence[str], n_workers: int | None = None) -> tuple[int, .
     return tuple(ids.setdefault(h, len(ids)) for h in hosts)
 
 
+def grouped(host_of: Sequence[int]) -> bool:
+    """Whether workers share hosts in a way that makes bytes between hosts a separate cost:
+    two hosts or more, and fewer hosts than workers."""
+    n_hosts = len(set(host_of))
+    return 1 < n_hosts < len(host_of)
+
+
 @dataclasses.dataclass(frozen=True)
 class SimOp:
     """One task: reads ``inputs`` (block keys), writes ``output`` of ``size`` bytes."""
@@ -57,7 +71,9 @@ class ClusterSim:
 
     ``hosts`` gives each worker's host (same index); workers on one host copy
     to each other at ``local_coeff`` times the cost. With no hosts, every
-    worker counts as its own host.
+    worker counts as its own host. ``hosts_first``: :meth:`score` ranks bytes
+    between hosts before the objective (default: when the hosts are
+    :func:`grouped`).
     """
 
     def __init__(
@@ -66,6 +82,7 @@ class ClusterSim:
         hosts: Sequence[str] = (),
         local_coeff: float = 0.1,
         weights: Sequence[float] = (1.0, 1.0, 1.0),
+        hosts_first: bool | None = None,
     ) -> None:
         if n_workers < 1:
             raise ValueError(f"a cluster needs at least one worker, not {n_workers}")
@@ -84,6 +101,9 @@ class ClusterSim:
         """Raw bytes copied into each worker (no same-host discount)."""
         self.moves = 0
         """Number of block copies committed."""
+        self.cross = 0.0
+        """Raw bytes copied between hosts (workers on different hosts)."""
+        self.hosts_first = grouped(self.host_of) if hosts_first is None else bool(hosts_first)
         self._rowmax = [0.0, 0.0, 0.0]
 
     # -- state --------------------------------------------------------------
@@ -105,6 +125,11 @@ class ClusterSim:
     def objective(self) -> float:
         """``sum_r weight_r * max_w load[r, w]``."""
         return sum(w * m for w, m in zip(self.weights, self._rowmax))
+
+    def score(self) -> tuple[float, float]:
+        """``(bytes between hosts, objective)``, compared as a tuple; the first is 0 unless
+        ``hosts_first``."""
+        return (self.cross if self.hosts_first else 0.0, self.objective())
 
     def same_host(self, a: int, b: int) -> bool:
         return self.host_of[a] == self.host_of[b]
@@ -141,6 +166,7 @@ class ClusterSim:
         net_out: list[float] | None = None
         local = self.local_coeff
         moved = held = 0
+        cross = 0
         for block in blocks:
             where = loc[block]
             if target in where:
@@ -153,7 +179,11 @@ class ClusterSim:
                     if host_of[w] == here:
                         src = w
                         break
-            net = size * (local if host_of[src] == here else 1.0)
+            if host_of[src] == here:
+                net = size * local
+            else:
+                net = float(size)
+                cross += size
             mem += size
             net_in += net
             if net_out is None:
@@ -172,6 +202,8 @@ class ClusterSim:
                     deltas[(NET_OUT, w)] = net_out[w]
             deltas[mem_key] = mem
             deltas[in_key] = net_in
+            if cross:
+                deltas[(CROSS, 0)] = deltas.get((CROSS, 0), 0.0) + cross
         return moved, held
 
     def _op_deltas(
@@ -181,24 +213,36 @@ class ClusterSim:
         self._copies(dict.fromkeys(op.inputs), worker, deltas, record=False)
         deltas[(MEMORY, worker)] = deltas.get((MEMORY, worker), 0.0) + op.size
         if lookahead is not None and lookahead != worker:
-            net = op.size * (self.local_coeff if self.same_host(worker, lookahead) else 1.0)
+            if self.same_host(worker, lookahead):
+                net = op.size * self.local_coeff
+            else:
+                net = float(op.size)
+                deltas[(CROSS, 0)] = deltas.get((CROSS, 0), 0.0) + net
             deltas[(MEMORY, lookahead)] = deltas.get((MEMORY, lookahead), 0.0) + op.size
             deltas[(NET_IN, lookahead)] = deltas.get((NET_IN, lookahead), 0.0) + net
             deltas[(NET_OUT, worker)] = deltas.get((NET_OUT, worker), 0.0) + net
         return deltas
 
-    def _objective_with(self, deltas: dict[tuple[int, int], float]) -> float:
+    def _score_with(self, deltas: dict[tuple[int, int], float]) -> tuple[float, float]:
         rowmax = list(self._rowmax)
         load = self.load
+        cross = self.cross
         for (r, w), d in deltas.items():
+            if r == CROSS:
+                cross += d
+                continue
             v = float(load[r, w]) + d
             if v > rowmax[r]:
                 rowmax[r] = v
-        return sum(wt * m for wt, m in zip(self.weights, rowmax))
+        objective = sum(wt * m for wt, m in zip(self.weights, rowmax))
+        return (cross if self.hosts_first else 0.0, objective)
 
     def _apply(self, deltas: dict[tuple[int, int], float]) -> None:
         load = self.load
         for (r, w), d in deltas.items():
+            if r == CROSS:
+                self.cross += d
+                continue
             load[r, w] += d
             v = float(load[r, w])
             if v > self._rowmax[r]:
@@ -220,8 +264,15 @@ class ClusterSim:
         ``lookahead``: also count moving the result to that worker afterwards
         (one-step look-ahead to the block's owner).
         """
+        return self.simulate_score(op, worker, lookahead)[1]
+
+    def simulate_score(
+        self, op: SimOp, worker: int, lookahead: int | None = None
+    ) -> tuple[float, float]:
+        """The :meth:`score` if ``op`` ran on ``worker`` (as :meth:`simulate`): what the
+        search ranks candidates by."""
         self._check_worker(worker)
-        return self._objective_with(self._op_deltas(op, worker, lookahead))
+        return self._score_with(self._op_deltas(op, worker, lookahead))
 
     def commit(self, op: SimOp, worker: int) -> int:
         """Run ``op`` on ``worker``: copy missing inputs there, add the output.

@@ -5,7 +5,10 @@ goes to worker-grid entry ``g mod grid`` (only the block axes mapped to a
 worker-grid axis count), and that entry to a worker through ``order``.
 ``order`` lists workers hosts first (round robin over hosts), so
 neighbouring entries land on different hosts before they share one
-(as NumS's block-cyclic device grid does, arXiv:2206.14276).
+(as NumS's block-cyclic device grid does, arXiv:2206.14276), or host by
+host (``host_major``), so neighbouring entries share a host; the ``layout``
+pass tries both where workers share hosts and keeps the one the placement
+search moves fewer bytes between hosts with.
 
 The worker grid is chosen per block grid: the fewest blocks on the most
 loaded worker, then the most workers used, then the squarest grid (4
@@ -99,13 +102,19 @@ class Layout:
         return {"grid": list(self.grid), "axes": list(self.axes), "order": list(self.order)}
 
 
-def device_order(n_workers: int, hosts: Sequence[str] = ()) -> tuple[int, ...]:
-    """Workers in layout order: the k-th worker of every host before any (k+1)-th."""
+def device_order(
+    n_workers: int, hosts: Sequence[str] = (), host_major: bool = False
+) -> tuple[int, ...]:
+    """Workers in layout order: the k-th worker of every host before any (k+1)-th, or with
+    ``host_major`` every worker of a host before the next host's (neighbouring blocks on
+    one host: contiguous ranges of a reduction stay on their host)."""
     if not hosts:
         return tuple(range(n_workers))
     by_host: dict[str, list[int]] = {}
     for w, h in enumerate(hosts[:n_workers]):
         by_host.setdefault(h, []).append(w)
+    if host_major:
+        return tuple(w for ws in by_host.values() for w in ws)
     out: list[int] = []
     for k in range(max(len(ws) for ws in by_host.values())):
         out.extend(ws[k] for ws in by_host.values() if k < len(ws))
@@ -147,10 +156,12 @@ def worker_grid(numblocks: Sequence[int], n_workers: int) -> tuple[int, ...]:
     return _best_grid(nb, max(1, int(n_workers)))
 
 
-def default_layout(numblocks: Sequence[int], n_workers: int, hosts: Sequence[str] = ()) -> Layout:
+def default_layout(
+    numblocks: Sequence[int], n_workers: int, hosts: Sequence[str] = (), host_major: bool = False
+) -> Layout:
     """Block axis ``i`` cycles over worker-grid axis ``i`` of :func:`worker_grid`."""
     grid = worker_grid(numblocks, n_workers)
-    order = device_order(n_workers, hosts)[: math.prod(grid)]
+    order = device_order(n_workers, hosts, host_major)[: math.prod(grid)]
     return Layout(grid, tuple(range(len(grid))), order)
 
 
@@ -302,15 +313,20 @@ def _grid_counts(
 
 
 def plan_layouts(
-    plan: Plan, n_workers: int, hosts: Sequence[str] = (), fixed: Sequence[str] = ()
+    plan: Plan,
+    n_workers: int,
+    hosts: Sequence[str] = (),
+    fixed: Sequence[str] = (),
+    host_major: bool = False,
 ) -> tuple[dict[str, Layout], dict[str, str]]:
-    """A layout for every stage not in ``fixed``, and why, with contraction alignment.
+    """A layout for every stage not in ``fixed``, and why, with contraction alignment
+    (workers in :func:`device_order`).
 
     Stages in ``fixed`` keep the owners they have (persisted blocks); they
     are never re-laid out and never serve as an alignment reference.
     """
     layouts = {
-        n: default_layout(s.numblocks, n_workers, hosts)
+        n: default_layout(s.numblocks, n_workers, hosts, host_major)
         for n, s in plan.stages.items()
         if n not in fixed
     }

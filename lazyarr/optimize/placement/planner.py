@@ -1,11 +1,13 @@
 """The placement search: a greedy local search over block tasks (NumS's LSHS, notes §7).
 
 Stages are visited in plan order and their block tasks in C order. Each
-task goes to the worker with the lowest simulated objective among the
+task goes to the worker with the lowest simulated score among the
 holders of its inputs and the block's layout owner; a worker other than the
 owner also pays for moving the result to the owner afterwards (one-step
-look-ahead). Ties go to the owner, then to the lowest worker index, so the
-plan is reproducible.
+look-ahead). The score is the objective, after the bytes between hosts when
+workers share hosts (``ClusterSim.hosts_first``): fewest bytes between hosts
+first, then the least loaded worker. Ties go to the owner, then to the
+lowest worker index, so the plan is reproducible.
 
 Per stage kind:
 
@@ -15,7 +17,7 @@ Per stage kind:
   the owner already holds every input (elementwise on the same layout) the
   owner wins outright, which is the fast path.
 * contraction (``matmul``/``tensordot``/``einsum`` whose summed axes span
-  several blocks): two strategies are simulated and the lower objective
+  several blocks): two strategies are simulated and the lower score
   wins (ties: owner-computes). *owner-computes* runs each block on its
   owner reading whole panels (SUMMA-like); *tree* runs one partial product
   per contracted block range on a holder and sums them in a tree.
@@ -145,6 +147,13 @@ def combine_schedule(
     return steps
 
 
+def _score_text(a: tuple[float, float], sign: str, b: tuple[float, float]) -> str:
+    """Why one score won: by bytes between hosts when those differ, else by objective."""
+    if a[0] != b[0]:
+        return f"bytes between hosts {format_bytes(int(a[0]))} {sign} {format_bytes(int(b[0]))}"
+    return f"objective {a[1]:.4g} {sign} {b[1]:.4g}"
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -203,16 +212,16 @@ class Planner:
         return tuple([(ins[pos], b) for pos, b in refs])
 
     def _choose(self, op: SimOp, owner: int) -> int:
-        """The candidate with the lowest objective (look-ahead to ``owner``); ties: owner, index."""
+        """The candidate with the lowest score (look-ahead to ``owner``); ties: owner, index."""
         sim = self.sim
         if all(owner in sim.loc[k] for k in op.inputs):
             return owner  # any other worker would also move the result: never better
         cands = {owner}
         for k in op.inputs:
             cands.update(sim.loc[k])
-        best: tuple[float, bool, int] | None = None
+        best: tuple[tuple[float, float], bool, int] | None = None
         for w in sorted(cands):
-            key = (sim.simulate(op, w, lookahead=owner), w != owner, w)
+            key = (sim.simulate_score(op, w, lookahead=owner), w != owner, w)
             if best is None or key < best:
                 best = key
         assert best is not None
@@ -236,7 +245,7 @@ class Planner:
         near = sorted(w for w in cands if missing[w] == least)
         if len(near) == 1:
             return near[0]
-        best = min(near, key=lambda w: (sim.simulate(op, w, lookahead=owner), w != owner, w))
+        best = min(near, key=lambda w: (sim.simulate_score(op, w, lookahead=owner), w != owner, w))
         return best
 
     def _blocks(self, stage: Stage) -> list[tuple[int, ...]]:
@@ -373,11 +382,11 @@ class Planner:
             _, products = reads.products(idx)
             parts_of.append([(self._keys(stage, refs), size) for _, refs in products])
         tree_way = self._tree(stage, parts_of, reduce=False)
-        a, b = owner_sim.objective(), base.objective()
+        a, b = owner_sim.score(), base.score()
         if fits and a <= b:
             self.sim = owner_sim
-            owner_way.why += f"; chosen over tree (objective {a:.4g} <= {b:.4g})"
+            owner_way.why += f"; chosen over tree ({_score_text(a, '<=', b)})"
             return owner_way
-        reason = "panels exceed the memory limit" if not fits else f"objective {b:.4g} < {a:.4g}"
+        reason = "panels exceed the memory limit" if not fits else _score_text(b, "<", a)
         tree_way.why += f"; chosen over owner-computes ({reason})"
         return tree_way
