@@ -54,9 +54,9 @@ def test_each_array_is_one_lazyarr_compute_in_order(executor):
     ex = registry.get(executor)
     real = ex.execute
 
-    def counting(plan, outputs, progress=None):
+    def counting(plan, outputs, progress=None, **options):
         calls.append(len(outputs))
-        return real(plan, outputs, progress)
+        return real(plan, outputs, progress, **options)
 
     ex.execute = counting
     try:
