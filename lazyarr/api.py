@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from dask.utils import format_bytes
 
 from lazyarr import config
 from lazyarr._lru import LRU
@@ -29,6 +30,7 @@ from lazyarr.graph.ops import BlockStore, FromArray, FromBlocks
 from lazyarr.graph.ops.store import Write
 from lazyarr.graph.rewrite import swap_leaves
 from lazyarr.io.scratch import new_scratch_dir
+from lazyarr.optimize.fetches import largest_fetch
 from lazyarr.optimize.memory import (
     MemoryEstimate,
     MemoryLimitError,
@@ -302,24 +304,29 @@ def _prepare(
     bounded = traits.bounds_in_flight
     plan = make_plan(exprs, ex.name, chosen, ctx=ctx)
     _check_gathered(plan, ctx)
-    staging = None
-    est = None
-    try:
+
+    def checked(plan: Plan) -> tuple[MemoryEstimate | None, TaskGraph | None]:
+        """The plan checked, lowered once for the executor, and its tasks checked."""
         est = check_memory(plan, ctx, bounded)
+        lowering = traits.lowering
+        graph = lowering.lower(plan, plan.outputs, ctx.threads) if lowering else None
+        if graph is not None and not traits.one_process:
+            check_fetches(graph, ctx)
+        return est, graph
+
+    staging = None
+    try:
+        est, graph = checked(plan)
     except MemoryLimitError:
         staging = _staged_rechunks(exprs, ctx) if traits.scratch_local else None
         if staging is None:
             raise
-    try:
-        if staging is not None:
+        try:
             plan = make_plan(staging.exprs, ex.name, chosen, ctx=ctx)
-            est = check_memory(plan, ctx, bounded)
-        lowering = traits.lowering
-        graph = lowering.lower(plan, plan.outputs, ctx.threads) if lowering else None
-    except BaseException:
-        if staging is not None:
+            est, graph = checked(plan)
+        except BaseException:
             staging.close()
-        raise
+            raise
     return Prepared(ex, plan, graph, staging, None if est is None else est.peak)
 
 
@@ -391,6 +398,26 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             "array.chunk-size) would fit"
         )
     raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
+
+
+def check_fetches(graph: TaskGraph, ctx: PassContext) -> None:
+    """Refuse a cluster's task graph in which one task's inputs (fetched whole before it
+    starts) and value exceed a worker thread's share of the memory limit."""
+    if ctx.memory_limit is None:
+        return
+    worst = largest_fetch(graph)
+    share = ctx.memory_limit // max(1, ctx.threads)
+    if worst is None or worst.total <= share:
+        return
+    task = graph.tasks[worst.task]
+    stage = graph.stages[task.stage]
+    raise MemoryLimitError(
+        f"stage {stage.name}: one task ({task.kind.name.lower()} {task.index}) fetches "
+        f"{format_bytes(worst.inputs)} of whole input blocks and makes "
+        f"{format_bytes(worst.output)}, over a worker thread's share "
+        f"({format_bytes(share)}) of the memory limit; use smaller chunks (chunks= or "
+        "array.chunk-size), or give the workers more memory"
+    )
 
 
 def _block_that_sizes(stage: Stage) -> Expr:
