@@ -13,7 +13,8 @@ scheduler waits for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
 from itertools import product
 
 import numpy as np
@@ -26,19 +27,25 @@ from lazyarr.graph.blockrules import (
     reduce_block_inputs,
     region_parts,
 )
-from lazyarr.graph.chunks import Chunks, Grid, blocks_in_range, offsets
+from lazyarr.graph.chunks import Chunks, Grid, block_index_iter, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
+from lazyarr.graph.ops.manipulation import Concat
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
     "BlockRef",
     "StageReads",
+    "TaskReads",
     "region_blocks",
 ]
 
 BlockRef = tuple[int, tuple[int, ...]]
 """(input position, block index of that input)."""
+
+TaskReads = tuple[np.ndarray, np.ndarray]
+"""Every read of one input by a stage's tasks: the task's number (C order) and the flat
+(C order) index of the input block read, as two int64 arrays ordered by task."""
 
 
 def region_blocks(chunks: Chunks, region: Region) -> list[tuple[int, ...]]:
@@ -272,6 +279,36 @@ class StageReads:
             out.append((regions, self.blocks_of(reads)))
         return region, out
 
+    def task_reads(self, positions: Collection[int]) -> dict[int, TaskReads]:
+        """Per input position in ``positions``: every block its tasks read (:data:`TaskReads`).
+
+        The tasks are the blocks of a map stage and the body blocks (partials)
+        of a reduce stage, numbered in C order; each reads a block once, in
+        the order of :meth:`block` / :meth:`partial`. A concatenation's reads
+        come from per-axis tables (:func:`_concat_reads`); others task by task.
+        """
+        kind = self.stage.kind
+        if kind not in ("map", "reduce") or not positions:
+            return {}
+        if kind == "map" and len(self.members) == 1 and isinstance(self.expr.op, Concat):
+            found = _concat_reads(self.expr, self.input_exprs, positions)
+            if found is not None:
+                self.regions_computed += found[1]
+                return found[0]
+        read = self.block if kind == "map" else self.partial
+        shape = self.stage.numblocks if kind == "map" else self.body_grid.numblocks
+        lists: dict[int, tuple[list[int], list[tuple[int, ...]]]] = {p: ([], []) for p in positions}
+        for t, index in enumerate(block_index_iter(shape)):
+            for pos, b in read(index)[1]:
+                got = lists.get(pos)
+                if got is not None:
+                    got[0].append(t)
+                    got[1].append(b)
+        return {
+            p: (np.array(tasks, np.int64), _flat(blocks, self.input_exprs[p].numblocks))
+            for p, (tasks, blocks) in lists.items()
+        }
+
     def block_nbytes(self, index: Sequence[int]) -> int:
         """Bytes of output block ``index`` (sizes of all blocks computed once)."""
         if self._block_bytes is None:
@@ -296,3 +333,76 @@ class StageReads:
             kept = self.body_grid.block_sizes(_kept_axes(self.stage))
             self._partial_bytes = kept * _partial_itemsize(self.stage)
         return int(self._partial_bytes[tuple(body_index)])
+
+
+def _flat(indices: list[tuple[int, ...]], numblocks: tuple[int, ...]) -> np.ndarray:
+    """Flat (C order) positions of block ``indices`` in a grid of ``numblocks`` (int64)."""
+    if not numblocks or not indices:
+        return np.zeros(len(indices), np.int64)
+    return np.ravel_multi_index(tuple(np.array(indices).T), numblocks).astype(np.int64)
+
+
+def _concat_reads(
+    expr: Expr, input_exprs: Sequence[Expr], positions: Collection[int]
+) -> tuple[dict[int, TaskReads], int] | None:
+    """A concatenation's :meth:`StageReads.task_reads` from per-axis tables, and the tables'
+    length (the regions derived); None where a task reads several blocks of one input.
+
+    What :meth:`Concat.regions` and :func:`region_blocks` give block by block:
+    a block reads, of each input it overlaps along the axis, the blocks under
+    it, and of every other input the block an empty piece is taken from (the
+    block holding each axis's start). Each input's answer is one table per
+    axis, combined over the output grid with NumPy.
+    """
+    ax = expr.op.axis
+    if tuple(input_exprs) != tuple(expr.inputs):
+        return None
+    out = expr.chunks
+    numblocks = tuple(len(c) for c in out)
+    ntasks = math.prod(numblocks)
+    nonempty = np.ones(numblocks, dtype=bool)
+    for d, c in enumerate(out):
+        nonempty &= _along(np.asarray(c, dtype=np.int64) > 0, d, len(out))
+    starts = offsets(tuple(x.shape[ax] for x in expr.inputs))
+    out_offsets = [offsets(c) for c in out]
+    tasks = np.arange(ntasks, dtype=np.int64)
+    found: dict[int, TaskReads] = {}
+    work = 0
+    for k in positions:
+        chunks = input_exprs[k].chunks
+        if any(not c for c in chunks):
+            return None
+        flat = np.zeros(numblocks, dtype=np.int64)
+        real = nonempty.copy()
+        empty_block = 0
+        stride = 1
+        for d in range(len(out) - 1, -1, -1):
+            o = out_offsets[d]
+            shift = starts[k] if d == ax else 0
+            table = np.zeros(len(out[d]), dtype=np.int64)
+            hit = np.ones(len(out[d]), dtype=bool)
+            for i in range(len(out[d])):
+                lo, hi = o[i], o[i + 1]
+                if d == ax:
+                    lo, hi = max(lo, starts[k]), min(hi, starts[k + 1])
+                    if lo >= hi:
+                        hit[i] = False
+                        continue
+                blocks = blocks_in_range(chunks[d], lo - shift, hi - shift)
+                if len(blocks) != 1 and hi > lo:
+                    return None  # several blocks under one: the generic path
+                table[i] = blocks[0]
+            work += len(table)
+            flat += _along(table * stride, d, len(out))
+            real &= _along(hit, d, len(out))
+            empty_block += blocks_in_range(chunks[d], 0, 0)[0] * stride
+            stride *= len(chunks[d])
+        found[k] = (tasks, np.where(real, flat, empty_block).reshape(-1))
+    return found, work
+
+
+def _along(values: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """``values`` shaped to broadcast along ``axis`` of an ``ndim``-d grid."""
+    shape = [1] * ndim
+    shape[axis] = values.size
+    return values.reshape(shape)
