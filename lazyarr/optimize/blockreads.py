@@ -30,13 +30,16 @@ from lazyarr.graph.blockrules import (
 from lazyarr.graph.chunks import Chunks, Grid, block_index_iter, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
-from lazyarr.graph.ops.manipulation import Concat
+from lazyarr.graph.ops._reshape import reshape_groups
+from lazyarr.graph.ops.indexing import GetItem
+from lazyarr.graph.ops.manipulation import Concat, Reshape
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
     "BlockRef",
     "StageReads",
     "TaskReads",
+    "reads_elementwise",
     "region_blocks",
 ]
 
@@ -156,6 +159,17 @@ class _Projection:
         return list(out)
 
 
+def reads_elementwise(stage: Stage) -> bool:
+    """Each task of ``stage`` reads the input blocks at its own position (or a broadcast
+    row of them): a map stage of elementwise members, a reduction of such a body."""
+    kind = stage.kind
+    if kind == "map":
+        return is_elementwise_group(stage.members)
+    if kind == "reduce":
+        return is_elementwise_group(stage.members[:-1]) and not stage.expr.op.own_partials
+    return False
+
+
 def _read_positions(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> list[int]:
     """The input positions a group's kernels read: all for one op, else each input's first."""
     if len(members) <= 1:
@@ -200,8 +214,8 @@ class StageReads:
         self.regions_computed = 0
         """Regions this object derived (tests check it grows linearly with blocks)."""
         self._projection: _Projection | None = None
-        group = self.body_members if kind == "reduce" else self.members
-        if kind in ("map", "reduce") and is_elementwise_group(group) and not self._own_partials:
+        if reads_elementwise(stage):
+            group = self.body_members if kind == "reduce" else self.members
             grid = self.body_grid if kind == "reduce" else self.grid
             shape = self.body.shape if kind == "reduce" else self.expr.shape
             positions = (
@@ -284,14 +298,15 @@ class StageReads:
 
         The tasks are the blocks of a map stage and the body blocks (partials)
         of a reduce stage, numbered in C order; each reads a block once, in
-        the order of :meth:`block` / :meth:`partial`. A concatenation's reads
-        come from per-axis tables (:func:`_concat_reads`); others task by task.
+        the order of :meth:`block` / :meth:`partial`. Ops whose regions follow
+        the grid axis by axis (:func:`_separable`: concatenations, most
+        indexing) are read from per-axis tables; others task by task.
         """
         kind = self.stage.kind
         if kind not in ("map", "reduce") or not positions:
             return {}
-        if kind == "map" and len(self.members) == 1 and isinstance(self.expr.op, Concat):
-            found = _concat_reads(self.expr, self.input_exprs, positions)
+        if kind == "map" and len(self.members) == 1 and _worth_probing(self.expr):
+            found = _separable_reads(self.expr, self.input_exprs, positions)
             if found is not None:
                 self.regions_computed += found[1]
                 return found[0]
@@ -342,63 +357,184 @@ def _flat(indices: list[tuple[int, ...]], numblocks: tuple[int, ...]) -> np.ndar
     return np.ravel_multi_index(tuple(np.array(indices).T), numblocks).astype(np.int64)
 
 
-def _concat_reads(
+def _separable(expr: Expr) -> bool:
+    """Each input axis's region follows one output axis (or none), and a block reads an
+    empty region exactly where one of its axes says so: concatenations, indexing with
+    slices, integers and at most one axis of arrays, reshapes whose axis groups are cut
+    in blocks along one output axis each (adding or dropping length-one axes, coarsen's
+    splits)."""
+    op = expr.op
+    if isinstance(op, Concat):
+        return True
+    if isinstance(op, GetItem):
+        return len(op.layout.bshape) <= 1
+    if isinstance(op, Reshape):
+        # each group of input axes follows the one output axis of its group cut in blocks
+        cut = [n > 1 for n in expr.numblocks]
+        shape = expr.inputs[0].shape
+        return math.prod(shape) > 0 and all(
+            sum(cut[a] for a in outs) <= 1 for _, outs in reshape_groups(shape, expr.shape)
+        )
+    return False
+
+
+def _worth_probing(expr: Expr) -> bool:
+    """A separable op (:func:`_separable`) with many more blocks than its grid has along
+    its axes: deriving regions axis by axis is then much less work than block by block."""
+    numblocks = expr.numblocks
+    return math.prod(numblocks) >= 4 * sum(numblocks) and _separable(expr)
+
+
+def _separable_reads(
     expr: Expr, input_exprs: Sequence[Expr], positions: Collection[int]
 ) -> tuple[dict[int, TaskReads], int] | None:
-    """A concatenation's :meth:`StageReads.task_reads` from per-axis tables, and the tables'
-    length (the regions derived); None where a task reads several blocks of one input.
+    """:meth:`StageReads.task_reads` of a one-op stage whose rule :func:`_separable` says
+    is separable, from the op's regions along each output axis; and the regions derived
+    (the blocks along each axis, not their product). None where that does not hold.
 
-    What :meth:`Concat.regions` and :func:`region_blocks` give block by block:
-    a block reads, of each input it overlaps along the axis, the blocks under
-    it, and of every other input the block an empty piece is taken from (the
-    block holding each axis's start). Each input's answer is one table per
-    axis, combined over the output grid with NumPy.
+    For each output axis the op's regions are derived for its blocks (the other axes
+    at a reference block); an input axis whose region changes along one output axis
+    takes its blocks from that axis's table, one that never changes is fixed. A block
+    reads an empty region (the first block of each axis, as :func:`region_blocks`
+    gives it) where any axis's table says so; otherwise the product of its axes' block
+    ranges, expanded with NumPy.
     """
-    ax = expr.op.axis
     if tuple(input_exprs) != tuple(expr.inputs):
         return None
     out = expr.chunks
+    ndim = len(out)
     numblocks = tuple(len(c) for c in out)
-    ntasks = math.prod(numblocks)
-    nonempty = np.ones(numblocks, dtype=bool)
-    for d, c in enumerate(out):
-        nonempty &= _along(np.asarray(c, dtype=np.int64) > 0, d, len(out))
-    starts = offsets(tuple(x.shape[ax] for x in expr.inputs))
-    out_offsets = [offsets(c) for c in out]
-    tasks = np.arange(ntasks, dtype=np.int64)
+    if any(n == 0 for n in numblocks):
+        return None
+    grid = Grid(out)
+    cache: dict[tuple[int, tuple[int, ...]], list[tuple[Region, ...] | None]] = {}
+
+    def probe(j: int, ref: list[int]) -> list[tuple[Region, ...] | None]:
+        """The regions of every input for each block along output axis ``j`` (the other
+        axes at ``ref``); None for an empty block."""
+        key = (j, tuple(ref[:j] + ref[j + 1 :]))
+        along = cache.get(key)
+        if along is None:
+            along = cache[key] = []
+            for i in range(numblocks[j]):
+                region = grid.region([*ref[:j], i, *ref[j + 1 :]])
+                along.append(None if _empty(region) else tuple(expr.op.regions(expr, region)))
+        return along
+
+    base = [next((i for i, n in enumerate(c) if n > 0), 0) for c in out]
+    first = [probe(j, base) for j in range(ndim)]
+    first_hits = [_hit_matrix(along, len(input_exprs)) for along in first]
     found: dict[int, TaskReads] = {}
-    work = 0
     for k in positions:
         chunks = input_exprs[k].chunks
         if any(not c for c in chunks):
             return None
-        flat = np.zeros(numblocks, dtype=np.int64)
-        real = nonempty.copy()
-        empty_block = 0
-        stride = 1
-        for d in range(len(out) - 1, -1, -1):
-            o = out_offsets[d]
-            shift = starts[k] if d == ax else 0
-            table = np.zeros(len(out[d]), dtype=np.int64)
-            hit = np.ones(len(out[d]), dtype=bool)
-            for i in range(len(out[d])):
-                lo, hi = o[i], o[i + 1]
-                if d == ax:
-                    lo, hi = max(lo, starts[k]), min(hi, starts[k + 1])
-                    if lo >= hi:
-                        hit[i] = False
-                        continue
-                blocks = blocks_in_range(chunks[d], lo - shift, hi - shift)
-                if len(blocks) != 1 and hi > lo:
-                    return None  # several blocks under one: the generic path
-                table[i] = blocks[0]
-            work += len(table)
-            flat += _along(table * stride, d, len(out))
-            real &= _along(hit, d, len(out))
-            empty_block += blocks_in_range(chunks[d], 0, 0)[0] * stride
-            stride *= len(chunks[d])
-        found[k] = (tasks, np.where(real, flat, empty_block).reshape(-1))
-    return found, work
+        # a block whose region of input k is not empty: the other axes are probed there
+        at = next(
+            ((j, int(h[:, k].argmax())) for j, h in enumerate(first_hits) if h[:, k].any()),
+            None,
+        )
+        if at is None:
+            return None
+        ref = list(base)
+        ref[at[0]] = at[1]
+        probes = [first[j] if j == at[0] else probe(j, ref) for j in range(ndim)]
+        hits = [
+            first_hits[j][:, k] if j == at[0] else _hit_matrix(along, len(input_exprs), k)
+            for j, along in enumerate(probes)
+        ]
+        rules = _axis_rules(probes, hits, k, chunks)
+        if rules is None:
+            return None
+        found[k] = _expand(numblocks, chunks, hits, rules)
+    return found, sum(len(along) for along in cache.values())
+
+
+def _hit_matrix(along: list[tuple[Region, ...] | None], n: int, k: int | None = None) -> np.ndarray:
+    """Which blocks of a probe read a region that is not empty: per block and input
+    (``k``: of that input only)."""
+    cols = range(n) if k is None else (k,)
+    out = np.zeros((len(along), len(cols)), dtype=bool)
+    for i, regions in enumerate(along):
+        if regions is not None:
+            out[i] = [min([s.stop - s.start for s in regions[c]], default=1) > 0 for c in cols]
+    return out if k is None else out[:, 0]
+
+
+def _empty(region: Region) -> bool:
+    return any(s.stop <= s.start for s in region)
+
+
+def _axis_rules(
+    probes: list[list[tuple[Region, ...] | None]],
+    hits: list[np.ndarray],
+    k: int,
+    chunks: Chunks,
+) -> list[tuple[int | None, np.ndarray, np.ndarray]] | None:
+    """For input ``k``, per input axis: (the output axis it follows or None, first block,
+    block count per block of that axis). None where an input axis follows two."""
+    base = next(along[int(h.argmax())][k] for along, h in zip(probes, hits) if h.any())
+    rules: list[tuple[int | None, np.ndarray, np.ndarray]] = []
+    for a, c in enumerate(chunks):
+        driver = None
+        for j, (along, h) in enumerate(zip(probes, hits)):
+            spans = {(along[i][k][a].start, along[i][k][a].stop) for i in np.flatnonzero(h)}
+            if len(spans) > 1:
+                if driver is not None:
+                    return None
+                driver = j
+        if driver is None:
+            b = blocks_in_range(c, base[a].start, base[a].stop)
+            rules.append((None, np.array([b.start]), np.array([len(b)])))
+            continue
+        lo, count = [], []
+        for r, ok in zip(probes[driver], hits[driver]):
+            b = blocks_in_range(c, r[k][a].start, r[k][a].stop) if ok else range(0, 1)
+            lo.append(b.start)
+            count.append(len(b))
+        rules.append((driver, np.array(lo), np.array(count)))
+    return rules
+
+
+def _expand(
+    numblocks: tuple[int, ...],
+    chunks: Chunks,
+    hits: list[np.ndarray],
+    rules: list[tuple[int | None, np.ndarray, np.ndarray]],
+) -> TaskReads:
+    """Every (task, flat input block) pair: each task's box of blocks (per input axis a
+    range picked by one output axis), or the empty region's block where a task misses."""
+    ndim = len(numblocks)
+    real = np.ones(numblocks, dtype=bool)
+    for j, h in enumerate(hits):
+        real &= _along(h, j, ndim)
+    real = real.reshape(-1)
+    first, count = [], []
+    for a, (driver, lo, n) in enumerate(rules):
+        if driver is None:
+            lo_t = np.full(real.size, lo[0], dtype=np.int64)
+            n_t = np.full(real.size, n[0], dtype=np.int64)
+        else:
+            lo_t = np.broadcast_to(_along(lo, driver, ndim), numblocks).reshape(-1).astype(np.int64)
+            n_t = np.broadcast_to(_along(n, driver, ndim), numblocks).reshape(-1).astype(np.int64)
+        empty_block = blocks_in_range(chunks[a], 0, 0)[0]
+        first.append(np.where(real, lo_t, empty_block))
+        count.append(np.where(real, n_t, 1))
+    per_task = np.ones(real.size, dtype=np.int64)
+    for n_t in count:
+        per_task *= n_t
+    tasks = np.repeat(np.arange(real.size, dtype=np.int64), per_task)
+    # each read's position inside its task's box, in C order (last axis fastest)
+    starts = np.cumsum(per_task) - per_task
+    local = np.arange(tasks.size, dtype=np.int64) - np.repeat(starts, per_task)
+    flat = np.zeros(tasks.size, dtype=np.int64)
+    stride = 1
+    for a in range(len(chunks) - 1, -1, -1):
+        n_r = count[a][tasks]
+        flat += (first[a][tasks] + local % n_r) * stride
+        local //= n_r
+        stride *= len(chunks[a])
+    return tasks, flat
 
 
 def _along(values: np.ndarray, axis: int, ndim: int) -> np.ndarray:

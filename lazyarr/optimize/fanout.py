@@ -23,7 +23,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.ops import FromArray, FromBlocks
-from lazyarr.optimize.blockreads import StageReads
+from lazyarr.optimize.blockreads import StageReads, reads_elementwise
 from lazyarr.optimize.plan import Plan
 
 __all__ = ["FanOut", "fanout_holds"]
@@ -104,12 +104,9 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
             # in memory before the run and after it: holding them adds nothing
             and not isinstance(plan.stages[src].expr.op, (FromArray, FromBlocks))
         ]
-        if not candidates:
-            continue  # no input of this stage could be held for it alone
-        reads = StageReads(stage)
-        if reads.elementwise:  # no fan-out to speak of
-            continue
-        for pos, (tasks, flat) in reads.task_reads(candidates).items():
+        if not candidates or reads_elementwise(stage):
+            continue  # no input held for this stage alone, or no fan-out to speak of
+        for pos, (tasks, flat) in StageReads(stage).task_reads(candidates).items():
             src = stage.inputs[pos]
             source = plan.stages[src]
             sizes = Grid(source.expr.chunks).block_sizes().reshape(-1) * source.expr.dtype.itemsize
