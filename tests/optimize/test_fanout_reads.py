@@ -16,7 +16,7 @@ import lazyarr as la
 from lazyarr import api
 from lazyarr.graph.chunks import block_index_iter
 from lazyarr.graph.expr import MapOp
-from lazyarr.optimize import blockreads, fanout
+from lazyarr.optimize import axisreads, blockreads, fanout
 from lazyarr.optimize.blockreads import StageReads
 from lazyarr.optimize.pipeline import PASSES
 
@@ -44,7 +44,7 @@ def separable_stages(plan):
     return [
         s
         for s in plan.stages.values()
-        if s.kind == "map" and len(s.members) == 1 and blockreads._separable(s.expr)
+        if s.kind == "map" and len(s.members) == 1 and axisreads.separable(s.expr)
     ]
 
 
@@ -54,7 +54,7 @@ def assert_tables_match(*arrays):
     compared = 0
     for stage in separable_stages(plan_of(*arrays, passes=())):
         positions = list(range(len(stage.inputs)))
-        got = blockreads._separable_reads(stage.expr, stage.input_exprs, positions)
+        got = axisreads.separable_reads(stage.expr, stage.input_exprs, positions)
         if got is None:
             continue
         want = block_by_block(stage, positions)
@@ -119,7 +119,7 @@ def anomalies(days: int, groups: int = 4):
 def test_the_estimate_does_not_depend_on_the_tables(monkeypatch):
     plan = plan_of(anomalies(40))
     tables = fanout._fanout_holds(plan, frozenset())
-    monkeypatch.setattr(blockreads, "_worth_probing", lambda expr: False)
+    monkeypatch.setattr(blockreads, "worth_probing", lambda expr: False)
     assert fanout._fanout_holds(plan, frozenset()) == tables
     assert any(f.held for f in tables)  # the joined means are kept for their readers
 
