@@ -113,6 +113,38 @@ def test_the_bar_counts_the_blocks_a_fused_reduction_reads(monkeypatch, executor
     assert (recorder.done, recorder.total) == (24, 24)
 
 
+def test_the_dask_bar_counts_every_block_as_the_numba_bar_does(monkeypatch, dask_ex):
+    """Before: the dask executor counted the blocks its tasks made (a reduction over 24
+    blocks fused into partials: 0/1, then 1/1); now the blocks each partial reads, advanced
+    as partials finish, with the numba executor's total. Generated and in-memory inputs."""
+    with la.config.set({"numba.compile-threshold": 0, "dask.batch-tasks": False}):
+        for make in (
+            lambda: la.random.random((24, 2**17), chunks=(1, 2**17), seed=1),
+            lambda: la.asarray(np.ones((24, 2**17)), chunks=(1, 2**17)),
+        ):
+            counts = {}
+            for executor in ("numba", "dask"):
+                recorder = _Recorder()
+                monkeypatch.setattr(la.api, "make_progress", lambda s, d, r=recorder: r)
+                got = (make() * 2 + 1).sum().compute(executor=executor, progress=True)
+                counts[executor] = (recorder.done, recorder.total, recorder.calls, got)
+            (done, total, calls, got), numba = counts["dask"], counts["numba"]
+            assert (done, total) == numba[:2] == (24, 24)
+            np.testing.assert_allclose(got, numba[3])
+            assert calls == len(lower_graph_partials(make())) > 2  # one per partial task
+
+
+def lower_graph_partials(x: la.LazyArray) -> list:
+    """The partial tasks of ``(x * 2 + 1).sum()`` lowered as the dask executor lowers it."""
+    from lazyarr.optimize.lower import lower
+    from lazyarr.optimize.tasks import TaskKind
+
+    expr = ((x * 2 + 1).sum())._expr
+    plan = la.api.make_plan([expr], "dask", la.api.passes_for(None, None))
+    graph = lower(plan, plan.outputs, generate_in_place=True)
+    return [t for t in graph.tasks if t.kind == TaskKind.PARTIAL]
+
+
 def test_a_long_task_draws_its_delayed_bar_before_it_ends(monkeypatch):
     """The bar's delay passes during one long task: the waiting thread's ``advance(0)``
     calls draw it (before: a bar opened only when a block finished)."""

@@ -65,7 +65,15 @@ from .blockwork import gather_owned
 from .dask_batches import BATCH_SHARES
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import Index, fetch_all
-from .dask_run import SLAB_BLOCK_BYTES, SLAB_BYTES, ComputeStalled, _LostData, _Pick, _Run
+from .dask_run import (
+    SLAB_BLOCK_BYTES,
+    SLAB_BYTES,
+    ComputeStalled,
+    _LostData,
+    _Pick,
+    _Run,
+    progress_ticks,
+)
 from .dask_tasks import detached
 
 # re-exported: the run's pieces tests and tools reach through this module
@@ -258,7 +266,8 @@ class DaskExecutor:
         self.last_stats = None
         watched = progress is not None
         plan = graph.plan
-        progress = _Clamped(progress or NullProgress(), graph.nblocks)
+        counted = sum(progress_ticks(graph))  # the blocks made or read, as numba counts them
+        progress = _Clamped(progress or NullProgress(), counted)
         placement = str(config.get("dask.placement"))
         batch = bool(config.get("dask.batch-tasks"))
         stats = RunStats(self.name)
@@ -272,7 +281,7 @@ class DaskExecutor:
                 "nothing was computed"
             ) from e
         retries = 0
-        progress.start(graph.nblocks)
+        progress.start(counted)
         try:
             while True:
                 live = self._live_workers(client, fresh=retries > 0)

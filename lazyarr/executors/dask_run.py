@@ -89,6 +89,20 @@ def _is_dask_blocks(stage: Stage) -> bool:
     return isinstance(op, FromBlocks) and op.store.executor == EXECUTOR
 
 
+def progress_ticks(graph: TaskGraph) -> list[int]:
+    """Per task, the blocks the progress bar counts when it finishes, as the numba
+    executor counts them (:meth:`TaskGraph.progress_blocks`: a block made, or the blocks a
+    partial reduction reads); blocks that exist before the run (scattered, persisted),
+    which the numba executor reads in place, count nothing."""
+    ticks = graph.progress_blocks()
+    for tid, task in enumerate(graph.tasks):
+        if task.kind == TaskKind.SOURCE:
+            stage = graph.stages[task.stage]
+            if _is_local_data(stage) or _is_dask_blocks(stage):
+                ticks[tid] = 0
+    return ticks
+
+
 def _local_block(stage: Stage, index: Index) -> np.ndarray:
     op = stage.expr.op
     if isinstance(op, FromArray):
@@ -151,10 +165,11 @@ class _Run:
         self.graph = DaskGraph(f"lazyarr-{self.token}")
         self.kept: dict[str, dict[Index, Future]] = {}
         self.tasks: list[Future] = []
-        # tasks that finish blocks, and how many each (progress counts them)
+        # the keys of tasks the progress bar counts, and how many blocks each
+        # (``TaskGraph.progress_blocks``: a partial counts the blocks it reads)
         self.block_keys: dict[str, int] = {}
+        self.ticks = progress_ticks(lowered)
         self.per_stage: dict[str, int] = {}  # Dask tasks made per stage (payloads aside)
-        self.ready_blocks = 0  # blocks that exist without a task (scattered, persisted)
 
     def key(self, stage: Stage, index: Index, part: str = "") -> str:
         return f"{stage.name}-{'_'.join(map(str, index))}{part}-{self.token}"
@@ -177,7 +192,7 @@ class _Run:
         priority: int = 0,
     ) -> TaskRef:
         """Task ``key`` of ``stage`` = ``fn(*args)`` in this run's graph, restricted to
-        ``worker`` as planned; ``block``: how many blocks it finishes."""
+        ``worker`` as planned; ``block``: how many blocks the progress bar counts for it."""
         loose = self.placement != "hard"
         ref = self.graph.add(
             key, fn, *args, worker=self.address(worker), loose=loose, priority=priority
@@ -260,7 +275,7 @@ class _Run:
                 key=self.key(stage, task.index, suffix),
                 stage=stage,
                 worker=task.worker if task.worker >= 0 else None,
-                block=self._blocks_made(tid),
+                block=self.ticks[tid],
                 priority=order.priority_of(tid),
             )
         for i, batch in enumerate(self.batches.batches):
@@ -280,7 +295,7 @@ class _Run:
                 key=self._batch_refs[i].key,
                 stage=stage,
                 worker=batch.worker if batch.worker >= 0 else None,
-                block=sum(self._blocks_made(t) for t in batch.tids),
+                block=sum(self.ticks[t] for t in batch.tids),
             )
         kept = {
             graph.stages[o].name: {
@@ -318,13 +333,6 @@ class _Run:
         if self._is_block[tid] and task.kind != TaskKind.JOINT:
             return ""
         return _SUFFIX[task.kind].format(task.part)
-
-    def _blocks_made(self, tid: int) -> int:
-        """Blocks task ``tid`` finishes (a joint task's: one per sibling)."""
-        if not self._is_block[tid]:
-            return 0
-        task = self.lowered.tasks[tid]
-        return len(task.members) if task.kind == TaskKind.JOINT else 1
 
     def _plan_relays(self, refs: list[Any]) -> Relays | None:
         """The values to relay to another host (None: workers do not share hosts)."""
@@ -495,12 +503,10 @@ class _Run:
                 local.setdefault(task.stage, []).append(tid)
             elif _is_dask_blocks(stage):
                 refs[tid] = self._persisted(stage, task.index)
-                self.ready_blocks += 1
         for si, tids in local.items():
             packed = si not in graph.outputs
             for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids, packed)):
                 refs[tid] = fut
-            self.ready_blocks += len(tids)
 
     def _joint_payload(self, lead: int, members: tuple[int, ...]) -> Any:
         """The payload of the sibling set led by stage ``lead``: itself when small, else a
@@ -609,8 +615,6 @@ class _Run:
             FetchBatch(self.client, self.lowered, self.kept, self._check_stalled) if fetch else None
         )
         try:
-            if self.ready_blocks:
-                progress.advance(self.ready_blocks)
             for fut in _completed(done, self._check_stalled):
                 if fut.status == "error":
                     fut.result()  # raises the task's exception, with its traceback

@@ -13,7 +13,7 @@ scheduler waits for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import product
 
 import numpy as np
@@ -26,14 +26,17 @@ from lazyarr.graph.blockrules import (
     reduce_block_inputs,
     region_parts,
 )
-from lazyarr.graph.chunks import Chunks, Grid, blocks_in_range, offsets
+from lazyarr.graph.chunks import Chunks, Grid, block_index_iter, blocks_in_range, offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads
+from lazyarr.optimize.axisreads import TaskReads, separable_reads, worth_probing
 from lazyarr.optimize.plan import Stage
 
 __all__ = [
     "BlockRef",
     "StageReads",
+    "TaskReads",
+    "reads_elementwise",
     "region_blocks",
 ]
 
@@ -149,6 +152,17 @@ class _Projection:
         return list(out)
 
 
+def reads_elementwise(stage: Stage) -> bool:
+    """Each task of ``stage`` reads the input blocks at its own position (or a broadcast
+    row of them): a map stage of elementwise members, a reduction of such a body."""
+    kind = stage.kind
+    if kind == "map":
+        return is_elementwise_group(stage.members)
+    if kind == "reduce":
+        return is_elementwise_group(stage.members[:-1]) and not stage.expr.op.own_partials
+    return False
+
+
 def _read_positions(members: Sequence[Expr], input_exprs: Sequence[Expr]) -> list[int]:
     """The input positions a group's kernels read: all for one op, else each input's first."""
     if len(members) <= 1:
@@ -193,8 +207,8 @@ class StageReads:
         self.regions_computed = 0
         """Regions this object derived (tests check it grows linearly with blocks)."""
         self._projection: _Projection | None = None
-        group = self.body_members if kind == "reduce" else self.members
-        if kind in ("map", "reduce") and is_elementwise_group(group) and not self._own_partials:
+        if reads_elementwise(stage):
+            group = self.body_members if kind == "reduce" else self.members
             grid = self.body_grid if kind == "reduce" else self.grid
             shape = self.body.shape if kind == "reduce" else self.expr.shape
             positions = (
@@ -272,6 +286,37 @@ class StageReads:
             out.append((regions, self.blocks_of(reads)))
         return region, out
 
+    def task_reads(self, positions: Collection[int]) -> dict[int, TaskReads]:
+        """Per input position in ``positions``: every block its tasks read (:data:`TaskReads`).
+
+        The tasks are the blocks of a map stage and the body blocks (partials)
+        of a reduce stage, numbered in C order; each reads a block once, in
+        the order of :meth:`block` / :meth:`partial`. Ops whose regions follow
+        the grid axis by axis (:func:`_separable`: concatenations, most
+        indexing) are read from per-axis tables; others task by task.
+        """
+        kind = self.stage.kind
+        if kind not in ("map", "reduce") or not positions:
+            return {}
+        if kind == "map" and len(self.members) == 1 and worth_probing(self.expr):
+            found = separable_reads(self.expr, self.input_exprs, positions)
+            if found is not None:
+                self.regions_computed += found[1]
+                return found[0]
+        read = self.block if kind == "map" else self.partial
+        shape = self.stage.numblocks if kind == "map" else self.body_grid.numblocks
+        lists: dict[int, tuple[list[int], list[tuple[int, ...]]]] = {p: ([], []) for p in positions}
+        for t, index in enumerate(block_index_iter(shape)):
+            for pos, b in read(index)[1]:
+                got = lists.get(pos)
+                if got is not None:
+                    got[0].append(t)
+                    got[1].append(b)
+        return {
+            p: (np.array(tasks, np.int64), _flat(blocks, self.input_exprs[p].numblocks))
+            for p, (tasks, blocks) in lists.items()
+        }
+
     def block_nbytes(self, index: Sequence[int]) -> int:
         """Bytes of output block ``index`` (sizes of all blocks computed once)."""
         if self._block_bytes is None:
@@ -296,3 +341,10 @@ class StageReads:
             kept = self.body_grid.block_sizes(_kept_axes(self.stage))
             self._partial_bytes = kept * _partial_itemsize(self.stage)
         return int(self._partial_bytes[tuple(body_index)])
+
+
+def _flat(indices: list[tuple[int, ...]], numblocks: tuple[int, ...]) -> np.ndarray:
+    """Flat (C order) positions of block ``indices`` in a grid of ``numblocks`` (int64)."""
+    if not numblocks or not indices:
+        return np.zeros(len(indices), np.int64)
+    return np.ravel_multi_index(tuple(np.array(indices).T), numblocks).astype(np.int64)

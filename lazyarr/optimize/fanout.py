@@ -23,7 +23,7 @@ import numpy as np
 
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.ops import FromArray, FromBlocks
-from lazyarr.optimize.blockreads import StageReads
+from lazyarr.optimize.blockreads import StageReads, reads_elementwise
 from lazyarr.optimize.plan import Plan
 
 __all__ = ["FanOut", "fanout_holds"]
@@ -40,64 +40,30 @@ class FanOut:
     """The largest sum of whole input blocks (of ``stage``) that one reader task reads."""
 
 
-def _reads_per_task(reads: StageReads) -> list[list[tuple[int, tuple[int, ...]]]]:
-    """The input blocks each task of a stage reads, tasks in the order they are made."""
-    stage = reads.stage
-    if stage.kind == "map":
-        return [reads.block(i)[1] for i in np.ndindex(*stage.numblocks)]
-    if stage.kind == "reduce":
-        return [reads.partial(i)[1] for i in np.ndindex(*reads.body_grid.numblocks)]
-    return []
-
-
-_NONE = np.empty(0, np.int64)
-
-
-def _by_input(
-    per_task: list[list[tuple[int, tuple[int, ...]]]],
-) -> list[dict[int, list[tuple[int, ...]]]]:
-    """Each task's reads grouped by input position, in read order: one pass over the reads,
-    not one per input (a concatenation of 365 groups read them 365 times over)."""
-    grouped = []
-    for refs in per_task:
-        by_pos: dict[int, list[tuple[int, ...]]] = {}
-        for pos, block in refs:
-            by_pos.setdefault(pos, []).append(block)
-        grouped.append(by_pos)
-    return grouped
-
-
-def _flat(indices: list[tuple[int, ...]], shape: tuple[int, ...]) -> np.ndarray:
-    """Flat (C order) positions of block ``indices`` in a grid of ``shape`` (0-d: one block)."""
-    if not shape:
-        return np.zeros(len(indices), np.int64)
-    return np.ravel_multi_index(tuple(np.array(indices).T), shape).astype(np.int64).reshape(-1)
-
-
-def _hand_off(tasks: list[np.ndarray], n: int) -> bool:
+def _hand_off(tasks: np.ndarray, flat: np.ndarray, n: int) -> bool:
     """Each task reads at most one block and each block is read by at most one task."""
-    if any(t.size > 1 for t in tasks):
+    if flat.size and np.any(tasks[1:] == tasks[:-1]):
         return False
-    read = np.concatenate(tasks) if tasks else np.empty(0, np.int64)
-    return bool(np.bincount(read, minlength=n).max(initial=0) <= 1)
+    return bool(np.bincount(flat, minlength=n).max(initial=0) <= 1)
 
 
-def _sweep(sizes: np.ndarray, tasks: list[np.ndarray]) -> tuple[int, int]:
+def _sweep(sizes: np.ndarray, tasks: np.ndarray, flat: np.ndarray) -> tuple[int, int]:
     """Peak bytes of input blocks alive, and the largest input bytes of one task.
 
     ``sizes``: bytes of each input block (flat, C order, the order they are
-    made); ``tasks``: the flat indices each reader task reads. A task runs as
-    soon as its last input exists; a block is released after its last reader.
+    made); ``tasks``, ``flat``: each read, the reader task's number (ordered)
+    and the block's flat index (:data:`~lazyarr.optimize.blockreads.TaskReads`).
+    A task runs as soon as its last input exists; a block is released after
+    its last reader.
     """
     n = sizes.size
+    if flat.size == 0:
+        return 0, 0
+    first = np.flatnonzero(np.concatenate(([True], tasks[1:] != tasks[:-1])))
+    ready = np.maximum.reduceat(flat, first)  # the task's last input, in making order
+    task_inputs = int(np.add.reduceat(sizes[flat], first).max())
     release = np.full(n, -1, dtype=np.int64)
-    task_inputs = 0
-    for flat in tasks:
-        if flat.size == 0:
-            continue
-        ready = int(flat.max())
-        np.maximum.at(release, flat, ready)
-        task_inputs = max(task_inputs, int(sizes[np.unique(flat)].sum()))
+    np.maximum.at(release, flat, np.repeat(ready, np.diff(np.append(first, flat.size))))
     read = release >= 0
     alive = np.zeros(n + 1, dtype=np.int64)
     made = np.arange(n)[read]
@@ -129,22 +95,23 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
     for name, stage in plan.stages.items():
         if stage.kind not in ("map", "reduce") or not stage.inputs:
             continue
-        reads = StageReads(stage)
-        if reads.elementwise:  # no fan-out to speak of
-            continue
-        per_task = _by_input(_reads_per_task(reads))
-        for pos, src in enumerate(stage.inputs):
+        candidates = [
+            pos
+            for pos, src in enumerate(stage.inputs)
+            if src not in skip
+            and not plan.stages[src].regenerate
+            and len(readers[src]) == 1
+            # in memory before the run and after it: holding them adds nothing
+            and not isinstance(plan.stages[src].expr.op, (FromArray, FromBlocks))
+        ]
+        if not candidates or reads_elementwise(stage):
+            continue  # no input held for this stage alone, or no fan-out to speak of
+        for pos, (tasks, flat) in StageReads(stage).task_reads(candidates).items():
+            src = stage.inputs[pos]
             source = plan.stages[src]
-            if src in skip or source.regenerate or len(readers[src]) != 1:
-                continue
-            if isinstance(source.expr.op, (FromArray, FromBlocks)):
-                continue  # in memory before the run and after it: holding them adds nothing
-            grid = Grid(source.expr.chunks)
-            sizes = grid.block_sizes().reshape(-1) * source.expr.dtype.itemsize
-            shape = source.numblocks
-            tasks = [_flat(ix, shape) if (ix := refs.get(pos)) else _NONE for refs in per_task]
-            if _hand_off(tasks, sizes.size):
+            sizes = Grid(source.expr.chunks).block_sizes().reshape(-1) * source.expr.dtype.itemsize
+            if _hand_off(tasks, flat, sizes.size):
                 continue  # one block per task, one task per block: counted as waiting
-            held, task_inputs = _sweep(sizes, tasks)
+            held, task_inputs = _sweep(sizes, tasks, flat)
             found.append(FanOut(src, name, held, task_inputs))
     return found

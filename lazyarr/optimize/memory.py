@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 from dask.utils import format_bytes
 
 from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
+from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops import FromArray, FromBlocks
@@ -49,11 +49,13 @@ __all__ = [
 
 
 def largest_block(expr: Expr) -> tuple[tuple[int, ...], Region]:
-    """The index and region of the block with the largest chunk along every axis."""
-    index = tuple(int(np.argmax(c)) if c else 0 for c in expr.chunks)
+    """The index and region of the block with the largest chunk along every axis (the
+    first such block: C-level ``max`` and ``index`` on the chunk tuples, and their offsets
+    remembered, as this runs for every stage several times per plan)."""
+    index = tuple(c.index(max(c)) if c else 0 for c in expr.chunks)
     region = []
     for c, i in zip(expr.chunks, index):
-        start = sum(c[:i])
+        start = offsets(c)[i] if c else 0
         region.append(slice(start, start + (c[i] if c else 0)))
     return index, tuple(region)
 

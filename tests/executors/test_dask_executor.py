@@ -21,6 +21,7 @@ from lazyarr import api, config
 from lazyarr.executors import dask_stats, registry
 from lazyarr.executors.base import RunStats
 from lazyarr.executors.dask import DaskExecutor, _Run, detached
+from lazyarr.executors.dask_run import progress_ticks
 from lazyarr.optimize.lower import lower
 from lazyarr.testing import assert_eq
 
@@ -391,9 +392,12 @@ def test_measured_bytes_equal_the_placement_plan(case, dask_ex):
     with config.set(settings):
         (store,) = dask_ex.persist(plan, plan.outputs, progress)
     extra = dask_ex.last_stats.extra
-    # blocks of x read by one task each are drawn by it: progress counts the others
-    made = lower(plan, plan.outputs, generate_in_place=True).nblocks
-    assert progress.total == progress.done == made <= plan.total_blocks and progress.finished
+    # progress counts as numba does: the blocks a partial reads (drawn in it), those made
+    graph = lower(plan, plan.outputs, generate_in_place=True)
+    counted = sum(progress_ticks(graph))
+    assert progress.total == progress.done == counted and progress.finished
+    # the sum: the 16 blocks of x its partials read, not its 4 result blocks (as before)
+    assert counted == {"sum": 16, "matmul": graph.nblocks}[case]
     assert extra["predicted_bytes"] > 0
     assert extra["measured_bytes"] == extra["predicted_bytes"]
     # each output block is on the worker the plan chose for it

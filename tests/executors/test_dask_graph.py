@@ -26,6 +26,7 @@ from lazyarr.executors import dask as dask_executor
 from lazyarr.executors import dask_stats, dask_tasks
 from lazyarr.executors.dask_batches import plan_batches
 from lazyarr.executors.dask_graph import DaskGraph
+from lazyarr.executors.dask_run import progress_ticks
 from lazyarr.optimize.lower import lower
 from lazyarr.optimize.placement import combine_schedule, host_ids
 from lazyarr.optimize.placement.planner import fan_in
@@ -417,11 +418,15 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
     out = plan.stages[plan.outputs[0]]
     # x's blocks are drawn inside exp's tasks: no key of their own
     computed = {n for n, s in plan.stages.items() if s.kind != "source"}
-    assert {k.rsplit("-", 2)[0] for k in keys} == (computed if watched else {out.name})
-    made = sum(plan.stages[n].nblocks for n in computed)
-    assert len(keys) == (made if watched else out.nblocks)
+    assert {"-".join(k.split("-")[:2]) for k in keys} == (computed if watched else {out.name})
+    # watched: a key per task the bar counts (exp's blocks, the sum's partials) and the
+    # results; the bar counts as numba does: exp's 6 blocks, the 6 the partials read
+    graph = lower(plan, generate_in_place=True)
+    ticks = progress_ticks(graph)
+    counted = {t for t, n in enumerate(ticks) if n} | set(graph.producers[-1].ravel().tolist())
+    assert len(keys) == (len(counted) if watched else out.nblocks)
     if watched:
-        assert progress.done == progress.total == made and progress.finished
+        assert progress.done == progress.total == sum(ticks) == 12 and progress.finished
 
 
 def test_progress_counts_every_block_of_a_batch(dask_ex, monkeypatch):
@@ -441,8 +446,9 @@ def test_progress_counts_every_block_of_a_batch(dask_ex, monkeypatch):
     (got,) = dask_ex.execute(plan, plan.outputs, progress)
     np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
     (keys,) = sent
-    made = lower(plan, generate_in_place=True).nblocks
+    graph = lower(plan, generate_in_place=True)
+    counted = sum(progress_ticks(graph))  # exp's 120 blocks, the 120 the partials read
     batches = dask_ex.last_stats.extra["batches"]
     assert sum(batches.values()) >= 2 * 2  # two workers of one thread: two batches each
-    assert len(keys) < made / 4
-    assert progress.done == progress.total == made and progress.finished
+    assert len(keys) < graph.nblocks / 4
+    assert progress.done == progress.total == counted == 240 and progress.finished
