@@ -237,6 +237,32 @@ def test_on_the_dask_executor(dask_ex):
     assert_eq(weighted, np.sum(np.nan_to_num(x) * w, axis=1), executors=["dask"], passes=(True,))
 
 
+def _combine_steps(y, workers: int = 2) -> int:
+    """COMBINE tasks of ``y``'s plan placed for ``workers`` workers (no cluster needed)."""
+    from lazyarr.executors.dask import LOWERING
+
+    ctx = {"n_workers": workers, "workers": tuple(f"tcp://w:{i}" for i in range(workers))}
+    plan = api.make_plan([y._expr], "numpy", api.passes_for(None, None), extra=ctx)
+    return LOWERING.lower(plan, plan.outputs, 1).kinds().get("COMBINE", 0)
+
+
+@pytest.mark.parametrize("chunk", [first_valid, np.sum], ids=["user", "builtin"])
+def test_split_every_shapes_the_cluster_tree(chunk):
+    """``split_every=2`` joins two states per step (a binary tree: one step fewer than the
+    states of each worker, then across), 8 joins eight: fewer steps; an int or a dict per
+    axis, as in dask; the values do not change."""
+    x = np.nan_to_num(data((64, 6), seed=6))
+    lx = la.from_array(x, chunks=(4, 6))  # 16 states per output block
+    kw = dict(axis=0, dtype="f8")
+    steps = {n: _combine_steps(la.reduction(lx, chunk, chunk, split_every=n, **kw)) for n in (2, 8)}
+    assert steps[2] >= 14  # 16 states, two at a time: 15 joins, less a final one
+    assert steps[8] < steps[2]
+    per_axis = la.reduction(lx, chunk, chunk, split_every={0: 2}, **kw)
+    assert _combine_steps(per_axis) == steps[2]
+    want = first_valid(x, (0,), False) if chunk is first_valid else x.sum(axis=0)
+    np.testing.assert_allclose(la.reduction(lx, chunk, chunk, split_every=2, **kw), want)
+
+
 xr = pytest.importorskip("xarray")
 
 

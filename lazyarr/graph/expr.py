@@ -87,6 +87,9 @@ class ReduceOp(Op):
     kind: ClassVar[str] = "reduce"
     axes: tuple[int, ...] = ()
     keepdims: bool = False
+    split_every: int = 0
+    """How many partial states one combine step of a cluster's tree joins (dask's
+    ``split_every``); 0: the placement's own fan-in."""
 
     def body_chunks(self, expr: Expr) -> tuple[tuple[int, ...], ...]:
         """The block grid the partials tile: the first input's chunks.

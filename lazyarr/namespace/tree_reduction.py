@@ -41,9 +41,10 @@ def reduction(
     ``concatenate=True`` those get the states concatenated along the first
     reduced axis, else nested lists of them (one level per reduced axis).
     ``dtype`` is required (dask's rule) and is passed to ``chunk`` and
-    ``aggregate`` when they take it. ``split_every`` is checked as dask checks
-    it, but lazyarr's tree joins two states at a time wherever the placement
-    runs them, so the functions must be associative (as dask's results for
+    ``aggregate`` when they take it. ``split_every`` (dask's: an int, or a dict
+    of axis -> int) is how many states one combine step of a cluster's tree
+    joins; the local executors combine a block's states in one task, two at a
+    time, so the functions must be associative (as dask's results for
     different ``split_every`` already require). ``weights`` are broadcast to
     ``x`` and handed to ``chunk`` after each block (``chunk(block, weights,
     axis=, keepdims=)``). ``name`` and ``meta`` are accepted and unused;
@@ -54,6 +55,16 @@ def reduction(
     check_split_every(split_every)
     w = None if weights is None else as_expr(weights)
     e = user_reduction(
-        as_expr(x), chunk, aggregate, axis, keepdims, dtype, combine, concatenate, output_size, w
+        as_expr(x),
+        chunk,
+        aggregate,
+        axis,
+        keepdims,
+        dtype,
+        combine,
+        concatenate,
+        output_size,
+        w,
+        split_every,
     )
     return wrap(e)

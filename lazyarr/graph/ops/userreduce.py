@@ -17,6 +17,7 @@ elementwise ops before it and compiles (:data:`BUILTIN_MONOIDS`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from numbers import Integral
 from typing import Any
@@ -31,7 +32,7 @@ from lazyarr.graph.ops.rechunk import rechunk
 from lazyarr.graph.ops.reduction import reduce
 from lazyarr.graph.ops.userfunc import UserFunc, accepts, user_func
 
-__all__ = ["BUILTIN_MONOIDS", "UserReduce", "check_split_every", "user_reduction"]
+__all__ = ["BUILTIN_MONOIDS", "UserReduce", "check_split_every", "fan_in_of", "user_reduction"]
 
 BUILTIN_MONOIDS: dict[Callable[..., Any], str] = {
     np.sum: "sum",
@@ -109,6 +110,20 @@ def check_split_every(split_every: Any) -> None:
         raise ValueError("split_every must be a int or a dict")
 
 
+def fan_in_of(split_every: Any, axes: Sequence[int]) -> int:
+    """The partial states one combine step joins for dask's ``split_every`` over ``axes``:
+    an int is the whole step's fan-in, a dict gives each reduced axis its own (2 where it
+    names none), multiplied; 0 for None (the placement decides)."""
+    check_split_every(split_every)
+    if split_every is None:
+        return 0
+    if isinstance(split_every, dict):
+        n = math.prod(max(2, int(split_every.get(a, 2))) for a in axes)
+    else:
+        n = int(split_every)
+    return max(2, n)
+
+
 def _builtin(chunk: Any, combine: Any, aggregate: Any, concatenate: bool) -> str | None:
     """The built-in reduction these functions are, or None."""
     try:
@@ -131,15 +146,18 @@ def user_reduction(
     concatenate: bool = True,
     output_size: int = 1,
     weights: Expr | None = None,
+    split_every: Any = None,
 ) -> Expr:
     """Build dask's ``reduction(x, chunk, aggregate, ...)`` over ``axis`` (all axes if None);
-    ``weights`` broadcast to ``x`` and handed to ``chunk`` after each block."""
+    ``weights`` broadcast to ``x`` and handed to ``chunk`` after each block; ``split_every``
+    (dask's) sets the fan-in of the combine tree on a cluster."""
     if dtype is None:
         raise ValueError("Must specify dtype")
     dtype = np.dtype(dtype)
     if isinstance(axis, Integral):
         axis = (int(axis),)
     axes = normalize_axes(axis, x.ndim, "reduction")
+    fan_in = fan_in_of(split_every, axes)
     if not isinstance(output_size, Integral) or output_size < 1:
         raise ValueError(f"reduction: output_size must be an integer >= 1, not {output_size!r}")
     chunk_fn, aggregate_fn = user_func(chunk), user_func(aggregate)
@@ -158,6 +176,9 @@ def user_reduction(
     if builtin is not None and output_size == 1 and weights is None:
         acc = dtype if builtin in ("sum", "prod", "nansum", "nanprod") else None
         out = reduce(builtin, x, axes, keepdims, acc)
+        if fan_in:
+            op = dataclasses.replace(out.op, split_every=fan_in)
+            out = Expr(op, out.inputs, out.shape, out.dtype, out.chunks)
         return out if out.dtype == dtype else elementwise("astype", out, dtype=dtype)
     takes = tuple(n for n, f in (("chunk", chunk), ("aggregate", aggregate)) if accepts(f, "dtype"))
     op = UserReduce(
@@ -170,6 +191,7 @@ def user_reduction(
         output_size=int(output_size),
         dtype_to=takes,
         weighted=weights is not None,
+        split_every=fan_in,
     )
     if keepdims:
         shape = tuple(output_size if a in axes else n for a, n in enumerate(x.shape))

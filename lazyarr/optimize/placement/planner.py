@@ -68,7 +68,10 @@ wider steps cost fewer tasks; dask.array's ``split_every`` plays the same part).
 
 def fan_in(stage: Stage) -> int:
     """How many co-located parts one combine step of ``stage`` takes (products: two, big)."""
-    return REDUCE_FAN_IN if stage.kind == "reduce" else 2
+    if stage.kind != "reduce":
+        return 2
+    asked = getattr(stage.expr.op, "split_every", 0)  # dask's split_every, where given
+    return asked if asked >= 2 else REDUCE_FAN_IN
 
 
 @dataclasses.dataclass
