@@ -35,6 +35,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import StageReads
 from lazyarr.optimize.cost import BYTE_NS, CHEAP_NS, MAX_COSTED_BLOCKS, work_flops
@@ -288,7 +289,8 @@ def made_in_readers(plan: Plan) -> frozenset[str]:
 
 
 def stage_work(plan: Plan, made_in: Collection[str] | None = None) -> dict[str, StageWork]:
-    """Each stage's work; sources made inside their readers count there (and not apart).
+    """Each stage's work; sources made inside their readers count there (and not apart),
+    and data that already exists (user arrays, persisted blocks) costs no task.
 
     ``made_in``: those sources, as the lowering decided (default: :func:`made_in_readers`).
     """
@@ -304,6 +306,8 @@ def stage_work(plan: Plan, made_in: Collection[str] | None = None) -> dict[str, 
     out = {}
     for name, (b, v, x) in own.items():
         s = plan.stages[name]
+        if isinstance(s.expr.op, (FromArray, FromBlocks)):
+            continue
         tasks, levels = _tree_shape(s, hosts)
         out[name] = StageWork(b, v, x, _share(s), _moved(s), tasks, levels)
     return out

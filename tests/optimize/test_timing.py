@@ -61,6 +61,7 @@ def test_elementwise_stage_closed_form():
     want = 6400 / 1e9 + 400 / 1e8
     got = stage_seconds(plan, COSTS)
     assert got[add.name] == pytest.approx(want)
+    assert set(got) == {add.name}  # the user's array exists: no task, no seconds
     # a per-task cost adds once per block
     costs = Costs((SPEED,), call_seconds=1e-3)
     assert stage_seconds(plan, costs)[add.name] == pytest.approx(want + 4e-3)
