@@ -46,6 +46,7 @@ from lazyarr.optimize.plan import Plan, Stage
 __all__ = [
     "DEFAULT_COSTS",
     "DEFAULT_SPEED",
+    "MAX_NETWORK_WEIGHT",
     "SMALL_TASK_SECONDS",
     "Costs",
     "Speed",
@@ -147,16 +148,25 @@ class Costs:
 DEFAULT_COSTS = Costs()
 
 
+MAX_NETWORK_WEIGHT = 2.0
+"""The most a byte moved weighs against a byte held in the placement search. Its memory row
+is also its load balance: at three times the weight a 4-worker rechunk of 3.8 MB went
+to one worker (160 kB moved instead of 3.8 MB) on the loopback bandwidth measured from
+Dask's logs (latency-bound: 20-100 MB/s for small transfers)."""
+
+
 def placement_weights(costs: Costs | None) -> tuple[float, float, float]:
     """Weights of (memory, network in, network out) for the placement search's objective.
 
     A byte held costs the time to touch it, a byte moved the time to send it: the
-    network rows weigh ``memory bandwidth / network bandwidth``. Without costs, or before
-    the network was measured, the search's own default weights.
+    network rows weigh ``memory bandwidth / network bandwidth``, at most
+    :data:`MAX_NETWORK_WEIGHT`. Without costs, or before the network was measured, the
+    search's own default weights.
     """
     if costs is None or costs.network_bandwidth is None:
         return (WEIGHTS[0], WEIGHTS[1], WEIGHTS[2])
     ratio = costs.slowest().memory_bandwidth / costs.network_bandwidth
+    ratio = min(ratio, MAX_NETWORK_WEIGHT)
     return (1.0, ratio, ratio)
 
 

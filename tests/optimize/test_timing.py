@@ -175,7 +175,10 @@ def test_a_source_whose_blocks_are_read_twice_stays_apart():
 def test_placement_weights_follow_the_measured_bandwidths():
     assert placement_weights(None) == (1.0, 1.0, 1.0)
     assert placement_weights(Costs((SPEED,))) == (1.0, 1.0, 1.0)  # network not measured
-    assert placement_weights(Costs((SPEED,), network_bandwidth=1e8)) == (1.0, 10.0, 10.0)
+    assert placement_weights(Costs((SPEED,), network_bandwidth=2e9)) == (1.0, 0.5, 0.5)
+    assert placement_weights(Costs((SPEED,), network_bandwidth=8e8)) == (1.0, 1.25, 1.25)
+    # never above twice a byte held: the memory row is also the search's load balance
+    assert placement_weights(Costs((SPEED,), network_bandwidth=1e8)) == (1.0, 2.0, 2.0)
 
 
 def test_the_place_pass_uses_the_measured_weights():
@@ -190,10 +193,10 @@ def test_the_place_pass_uses_the_measured_weights():
         workers=workers,
         hosts=("h", "h"),
         check=True,
-        costs=Costs((SPEED, SPEED), network_bandwidth=2.5e8),
+        costs=Costs((SPEED, SPEED), network_bandwidth=6.25e8),
     )
     got = place.run(layout.run(raw, measured), measured)
-    assert got.notes["place"]["weights"] == [1.0, 4.0, 4.0]
+    assert got.notes["place"]["weights"] == [1.0, 1.6, 1.6]
 
 
 def test_costs_are_not_part_of_the_plan_cache_key():

@@ -19,7 +19,7 @@ moves, bytes between hosts (ranked first when workers share hosts:
 ``hosts_first``), per-worker memory / network in / network out, the
 objective's weights, and a "why" per stage. The weights come from the
 measured speeds (``ctx.costs``: a byte moved weighs memory bandwidth /
-network bandwidth times a byte held), else the search's defaults. With one
+network bandwidth times a byte held, at most twice), else the search's defaults. With one
 worker (or none) the plan is returned unchanged.
 """
 
