@@ -74,6 +74,7 @@ from typing import Any  # noqa: E402
 
 import _dask_probe as probe  # noqa: E402
 import _host_groups as hostgroups  # noqa: E402
+import _stage_timing as stage_timing  # noqa: E402
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
@@ -429,10 +430,12 @@ class LazyarrComputes:
 
     def __init__(self) -> None:
         self.stats: list[Any] = []
+        self.predicted: list[dict[str, float] | None] = []
 
     def __call__(self, *arrays: la.LazyArray) -> tuple[np.ndarray, ...]:
         out = la.compute(*arrays)
         self.stats.append(la.last_run().stats)
+        self.predicted.append(la.last_run().predicted())
         return out
 
 
@@ -513,7 +516,22 @@ def run_phase(
         row["computes"] = len(st)
         row["executor_s"] = sum(s.seconds for s in st)
         row["stage_s"] = [s.stage_seconds for s in st]
+        row["stage_pred"] = computes.predicted
+        row["calibration"] = _calibration(client)
     return row
+
+
+def _calibration(client: Client) -> dict[str, Any]:
+    """What lazyarr's dask executor has measured on this cluster (after the phase)."""
+    from lazyarr.executors import registry
+
+    record = registry.get("dask").calibrations.of(client)
+    return {
+        "network_Bps": record.network_bandwidth,
+        "task_s": record.task_seconds,
+        "hop_s": record.hop_seconds,
+        "call_s": record.call_seconds,
+    }
 
 
 def summarize(wl: Workload, system: str, reps: list[dict]) -> dict:
@@ -703,6 +721,7 @@ def main(argv: list[str] | None = None) -> None:
         "correct",
     ]
     report = Report(name, columns, meta)
+    timing = Report(f"{name}-timing", stage_timing.COLUMNS, {"versions": meta["versions"]})
     try:
         for wl in workloads(args.quick, args.iters):
             if wl.name not in chosen:
@@ -721,6 +740,9 @@ def main(argv: list[str] | None = None) -> None:
                     reps[system].append(run_phase(client, data, wl, system, ref, hosts))
             for system in systems:
                 report.add(**summarize(wl, system, reps[system]))
+            timed = stage_timing.timing_row(wl.name, reps.get("lazyarr", []))
+            if timed is not None:
+                timing.add(**timed)
             release(client, data)
             del data
             print(f"  {wl.name} done in {time.perf_counter() - t_wl:.1f} s", flush=True)
@@ -743,10 +765,14 @@ def main(argv: list[str] | None = None) -> None:
     for g in goals:
         goal_report.add(**g)
     goal_report.write(plot=("workload", "ratio", "metric") if goals else None)
+    timing.meta["median_ratio_all_stages"] = stage_timing.overall(timing.rows)
+    timing.write()
     md = RESULTS / f"{name}.md"
     md.write_text(
         f"# {name}\n\n{report.markdown()}\n\n## goals (issue {27 if groups else 4})\n\n"
         f"{goal_report.markdown()}\n"
+        f"\n## predicted / measured stage seconds (issue 27)\n\n{timing.markdown()}\n"
+        f"\nmedian over every stage: {timing.meta['median_ratio_all_stages']}\n"
     )
     print(f"wrote {md}\ntotal {report.meta['total_s']:.0f} s")
 

@@ -41,6 +41,7 @@ from lazyarr.optimize.memory import (
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import TaskGraph
+from lazyarr.optimize.timing import Costs, stage_seconds
 from lazyarr.progress import make_progress
 from lazyarr.staged_rechunk import Staging, stage_rechunks, task_budget
 from lazyarr.viz.runsummary import RunSummary, run_summary
@@ -53,6 +54,7 @@ __all__ = [
     "pass_context",
     "passes_for",
     "persist_exprs",
+    "predicted_seconds",
     "resolve_executor",
 ]
 
@@ -61,6 +63,34 @@ __all__ = [
 _CACHE_SOURCE_LIMIT = 1 << 20
 _plan_cache: LRU[Plan] = LRU(0)  # sized by plan-cache.size when a plan is stored
 _LAST_RUN: dict[str, Any] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """What predicting a plan's seconds needs besides the plan: the executor's measured
+    speeds, its threads per worker, and whether it measures a stage's wall span (a
+    cluster) or its tasks' time summed over threads (one process)."""
+
+    costs: Costs
+    threads: int = 1
+    span: bool = False
+
+    def predict(self, plan: Plan) -> dict[str, float]:
+        """Predicted seconds per stage of ``plan``."""
+        return stage_seconds(plan, self.costs, self.threads, self.span)
+
+
+def timing_of(ctx: PassContext, traits: Traits) -> Timing | None:
+    """The :class:`Timing` of plans made under ``ctx`` (None without measured speeds)."""
+    if ctx.costs is None:
+        return None
+    return Timing(ctx.costs, max(1, ctx.threads), not traits.one_process)
+
+
+def predicted_seconds(plan: Plan, ctx: PassContext, traits: Traits) -> dict[str, float] | None:
+    """Predicted seconds per stage of ``plan`` on the executor ``ctx`` describes."""
+    timing = timing_of(ctx, traits)
+    return None if timing is None else timing.predict(plan)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +106,26 @@ class LastRun:
     """Seconds the whole compute took: planning, compiling and running."""
     predicted_peak: int | None = None
     """The peak the memory check predicted (under ``memory-limit``; per worker on dask)."""
+    timing: Timing | None = None
+    """The speeds the plan was made under, for its predicted seconds (None: unknown)."""
+
+    def predicted(self) -> dict[str, float] | None:
+        """Predicted seconds per stage (:mod:`lazyarr.optimize.timing`), as measured ones
+        are counted on this executor; None without measured speeds."""
+        return None if self.timing is None else self.timing.predict(self.plan)
 
     def summary(self) -> RunSummary:
         """Executor, seconds, blocks, peak bytes (measured, and predicted where the memory
-        check ran) and one row per stage, as both reprs show."""
+        check ran) and one row per stage (measured and predicted seconds), as both reprs
+        show."""
         return run_summary(
-            self.plan, self.executor, self.stats, self.planning, self.total, self.predicted_peak
+            self.plan,
+            self.executor,
+            self.stats,
+            self.planning,
+            self.total,
+            self.predicted_peak,
+            self.predicted(),
         )
 
     def __repr__(self) -> str:
@@ -102,6 +146,7 @@ def last_run() -> LastRun | None:
         _LAST_RUN.get("planning"),
         _LAST_RUN.get("total"),
         _LAST_RUN.get("predicted_peak"),
+        _LAST_RUN.get("timing"),
     )
 
 
@@ -280,6 +325,8 @@ class Prepared(NamedTuple):
     staging: Staging | None
     predicted_peak: int | None = None
     """The checked plan's predicted peak (None without ``memory-limit``)."""
+    timing: Timing | None = None
+    """What predicting the plan's seconds per stage needs (None: no measured speeds)."""
 
     def run_options(self) -> dict[str, Any]:
         """The keywords ``execute``/``persist`` take besides the plan: the task graph."""
@@ -327,7 +374,8 @@ def _prepare(
         except BaseException:
             staging.close()
             raise
-    return Prepared(ex, plan, graph, staging, None if est is None else est.peak)
+    peak = None if est is None else est.peak
+    return Prepared(ex, plan, graph, staging, peak, timing_of(ctx, traits))
 
 
 def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
@@ -461,7 +509,11 @@ def compute_exprs(
         ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
-        _LAST_RUN.update(planning=time.perf_counter() - t0, predicted_peak=ready.predicted_peak)
+        _LAST_RUN.update(
+            planning=time.perf_counter() - t0,
+            predicted_peak=ready.predicted_peak,
+            timing=ready.timing,
+        )
         try:
             results = ex.execute(plan, plan.outputs, bar, **ready.run_options())
         finally:
@@ -486,7 +538,11 @@ def persist_exprs(
         ex, plan, staging = ready.executor, ready.plan, ready.staging
         bar = make_progress(config.resolve("progress", progress), f"lazyarr[{ex.name}]")
         _LAST_RUN.update(plan=_record_of(plan, exprs), executor=ex.name, stats=None, total=None)
-        _LAST_RUN.update(planning=time.perf_counter() - t0, predicted_peak=ready.predicted_peak)
+        _LAST_RUN.update(
+            planning=time.perf_counter() - t0,
+            predicted_peak=ready.predicted_peak,
+            timing=ready.timing,
+        )
         try:
             stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar, **ready.run_options())
         except BaseException:

@@ -20,6 +20,7 @@ from typing import Any
 
 from lazyarr import api, config
 from lazyarr._convert import as_expr
+from lazyarr.executors.base import Traits
 from lazyarr.graph import build
 from lazyarr.graph.build import user_names as named_in
 from lazyarr.graph.expr import Expr
@@ -296,6 +297,18 @@ def visualize(
     return pic
 
 
+def _predicted(plan: Plan, executor: str | None, measured: bool) -> dict[str, float] | None:
+    """Predicted seconds per stage: the last run's (``measured``), else at the speeds of
+    ``executor`` (None: it measures none)."""
+    if measured:
+        run = api.last_run()
+        return None if run is None else run.predicted()
+    ex = api.resolve_executor(executor)
+    context = getattr(ex, "plan_context", None)
+    ctx = api.pass_context(ex.name, False, context() if context else None)
+    return api.predicted_seconds(plan, ctx, getattr(ex, "traits", Traits()))
+
+
 def explain(
     *arrays: Any,
     measured: bool = False,
@@ -305,6 +318,8 @@ def explain(
 ) -> Explanation:
     """The EXPLAIN text of the plan of ``arrays``: stages, bytes, memory, and why.
 
+    Each stage shows the seconds the cost model predicts at the speeds the
+    executor measured (a short probe at first contact: numba, dask).
     ``measured=True`` explains the last compute with its measured seconds
     per stage and per-worker bytes beside the predictions; ``names`` as in
     :func:`visualize`.
@@ -312,7 +327,8 @@ def explain(
     plan, ex, meas = plan_of(
         *arrays, stage=stage, measured=measured, executor=executor, names=names
     )
-    text = explain_text(plan, ex, configured_memory_limit(), meas)
+    predicted = _predicted(plan, ex, measured)
+    text = explain_text(plan, ex, configured_memory_limit(), meas, predicted)
     if not measured and any(_planned(a, False) is not a for a in arrays):
         text += (
             "\nLengths that depend on values (x[mask], nonzero, unique, ...) are not counted "

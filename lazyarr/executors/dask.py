@@ -35,7 +35,9 @@ scattered input died with its worker is submitted once more.
 Which cluster: see :mod:`.dask_cluster` (each worker's host, or its group under
 ``dask.host-groups``: :mod:`.dask_hosts`); what is measured: :mod:`.dask_stats`
 (``last_stats.extra``: ``transfers`` per receiving and sending worker,
-``bytes_between_hosts`` over the hosts the plan was made for).
+``bytes_between_hosts`` over the hosts the plan was made for, ``network``: the bytes
+and seconds of the fetches between workers); the cluster's speeds for the cost model
+(probed once per cluster, then learnt from each run): :mod:`.dask_calibrate`.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from . import dask_hosts, dask_stats
 from .base import Lowering, NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
 from .dask_batches import BATCH_SHARES
+from .dask_calibrate import Calibrations, RunMeasures
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import Index, fetch_all
 from .dask_run import (
@@ -146,6 +149,8 @@ class DaskExecutor:
         self._cluster = ClusterManager()
         self.last_stats: RunStats | None = None
         self._context: tuple[Client, float, dict] | None = None  # plan_context's workers
+        self.calibrations = Calibrations()
+        """Measured speeds per cluster (:meth:`plan_context` hands them to the passes)."""
 
     def client(self) -> Client:
         """The ``distributed.Client`` in use (connects or starts a cluster on first use)."""
@@ -165,11 +170,12 @@ class DaskExecutor:
         return True
 
     def plan_context(self) -> dict[str, Any]:
-        """Worker count, sorted worker addresses, their hosts and memory limit, for the passes."""
+        """Worker count, sorted worker addresses, their hosts, memory limit and measured
+        speeds (``costs``: the workers are probed at first contact), for the passes."""
         client = self.client()
         info = self._cluster.workers(client)
         self._context = (client, time.monotonic(), info)
-        return info
+        return {**info, "costs": self.calibrations.costs(client, info["workers"])}
 
     def _live_workers(self, client: Client, fresh: bool) -> dict[str, Any]:
         """The workers now (:func:`.dask_cluster.worker_info`): those :meth:`plan_context` just
@@ -332,16 +338,31 @@ class DaskExecutor:
         stats.extra["batches"] = run.batches.per_stage(graph)
         stats.extra["batch_budget"] = run.batches.budget
         stats.extra["relays"] = len(run._relays or ())  # values relayed to another host
-        self._record(client, plan, stats, retries, live)
+        made_in = {graph.stages[i].name for i in graph.in_place}  # sources made by readers
+        self._record(client, plan, stats, retries, live, made_in)
         return result
 
     def _record(
-        self, client: Client, plan: Plan, stats: RunStats, retries: int, live: dict[str, Any]
+        self,
+        client: Client,
+        plan: Plan,
+        stats: RunStats,
+        retries: int,
+        live: dict[str, Any],
+        made_in: set[str],
     ) -> None:
+        """Fill ``stats`` from the workers' counters; the cluster's calibration learns from
+        them (``made_in``: the sources the lowering made inside their readers' tasks)."""
         snaps = dask_stats.snapshot(client)
         stage_seconds, workers, measured = dask_stats.summarize(snaps)
         moved = dask_hosts.transfers(snaps)
         host_of = dict(zip(live["workers"], live["hosts"]))
+        fetched = dask_stats.transfer_totals(snaps)
+        measures = RunMeasures(
+            dask_stats.stage_busy(snaps), stage_seconds, fetched, int(live.get("threads") or 1)
+        )
+        self.calibrations.record_run(client, plan, measures, made_in)
+        stats.extra["network"] = {"bytes": fetched[0], "seconds": fetched[1]}
         stats.stage_seconds = {n: stage_seconds[n] for n in plan.stages if n in stage_seconds}
         stats.peak_bytes = max((w["peak_memory"] for w in workers.values()), default=0)
         est = [s.est_bytes for s in plan.stages.values() if s.est_bytes is not None]

@@ -7,7 +7,10 @@ watches the worker's task transitions (research notes §5):
   ``coming_from`` while in flight); ``ts.nbytes`` (Dask's ``sizeof``, exact
   for ndarrays) is added to the bytes received, by sender;
 * any transition into ``memory``: ``state.nbytes`` (managed memory now)
-  updates the peak.
+  updates the peak;
+* the worker's own ``transfer_incoming_log`` entries since the reset: bytes
+  and seconds of its fetches from peers (:func:`transfer_totals`: the
+  network bandwidth the cost model learns, :mod:`.dask_calibrate`).
 
 Each lazyarr block task records ``(stage, start, stop)`` here
 (:func:`record_task`; a batch task, one per task it ran: :func:`record_tasks`).
@@ -36,7 +39,9 @@ __all__ = [
     "record_tasks",
     "reset",
     "snapshot",
+    "stage_busy",
     "summarize",
+    "transfer_totals",
 ]
 
 PLUGIN_NAME = "lazyarr-stats"
@@ -76,6 +81,7 @@ class StatsPlugin(WorkerPlugin):
         self.peak = 0
         self._source: dict[Any, str] = {}
         self._tasks: list[tuple[str, float, float]] = []
+        self._since = 0.0
 
     def setup(self, worker: Any) -> None:
         # appended to by task threads, read by client.run on the event loop
@@ -86,6 +92,9 @@ class StatsPlugin(WorkerPlugin):
     def reset(self) -> None:
         self.bytes_from = defaultdict(int)
         self.peak = int(self.worker.state.nbytes) if self.worker is not None else 0
+        # the log's times are shifted by the scheduler's clock offset
+        delay = getattr(self.worker, "scheduler_delay", 0.0) if self.worker is not None else 0.0
+        self._since = time.time() + delay
         with self._lock:
             self._tasks = []
 
@@ -122,7 +131,17 @@ class StatsPlugin(WorkerPlugin):
             "bytes_from": dict(self.bytes_from),
             "peak_memory": max(self.peak, int(self.worker.state.nbytes)),
             "tasks": tasks,
+            "fetch_log": self._fetch_log(),
         }
+
+    def _fetch_log(self) -> tuple[int, float]:
+        """Bytes and seconds of this worker's fetches from peers since the reset."""
+        nbytes, seconds = 0, 0.0
+        for entry in list(getattr(self.worker, "transfer_incoming_log", ())):
+            if entry.get("start", 0.0) >= self._since:
+                nbytes += int(entry.get("total", 0))
+                seconds += float(entry.get("duration", 0.0))
+        return nbytes, seconds
 
 
 def _reset_on(dask_worker: Any) -> None:
@@ -186,3 +205,23 @@ def summarize(snaps: dict[str, dict[str, Any]]) -> tuple[dict[str, float], dict[
             span[1] = max(span[1], stop)
     stage_seconds = {name: stop - start for name, (start, stop) in spans.items()}
     return stage_seconds, dict(sorted(workers.items())), total
+
+
+def transfer_totals(snaps: dict[str, dict[str, Any]]) -> tuple[int, float]:
+    """Bytes and seconds of every fetch between workers in the snapshots (summed)."""
+    nbytes, seconds = 0, 0.0
+    for s in snaps.values():
+        b, t = s.get("fetch_log", (0, 0.0))
+        nbytes += int(b)
+        seconds += float(t)
+    return nbytes, seconds
+
+
+def stage_busy(snaps: dict[str, dict[str, Any]]) -> dict[str, tuple[float, int]]:
+    """Per stage: seconds its tasks ran (summed over workers and threads) and how many."""
+    out: dict[str, tuple[float, int]] = {}
+    for s in snaps.values():
+        for stage, start, stop in s["tasks"]:
+            secs, n = out.get(stage, (0.0, 0))
+            out[stage] = (secs + (stop - start), n + 1)
+    return out

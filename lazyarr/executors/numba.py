@@ -43,6 +43,7 @@ from lazyarr.optimize.tasks import JOINT, PARTIAL, Task, TaskGraph
 from .base import Lowering, NullProgress, Progress, RunStats, Traits, available_cores
 from .blas import blas_threads_for
 from .blockwork import JointCode, StageCode, joint_code, run_task
+from .calibrate import LocalCalibration
 from .malloc import bound_allocator
 from .numpy import NumpyExecutor
 from .taskpool import run_graph
@@ -151,6 +152,8 @@ class NumbaExecutor:
         self._lock = threading.Lock()
         self._active = 0
         self._small = NumpyExecutor()
+        self.calibration = LocalCalibration()
+        """This process's speeds, probed at the first plan (the cost model's data)."""
 
     @staticmethod
     def supports(expr: Any) -> bool:
@@ -159,8 +162,9 @@ class NumbaExecutor:
 
     # -- the thread pool: kept between computes, shut down after an error or Ctrl-C --
     def plan_context(self) -> dict[str, Any]:
-        """Tasks that run at once (the threads), for memory planning."""
-        return {"threads": _threads()}
+        """Tasks that run at once (the threads), for memory planning; this process's
+        measured speeds (``costs``), for predicted seconds."""
+        return {"threads": _threads(), "costs": self.calibration.costs()}
 
     def _acquire_pool(self, threads: int) -> ThreadPoolExecutor:
         with self._lock:

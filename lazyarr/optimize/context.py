@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable
 
 from lazyarr.graph.expr import Expr
+from lazyarr.optimize.timing import Costs
 
 __all__ = ["PassContext"]
 
@@ -45,6 +46,10 @@ class PassContext:
     in-memory sources (0: it keeps them)."""
     check: bool = False
     """Run the invariant checker after every pass."""
+    costs: Costs | None = dataclasses.field(default=None, compare=False)
+    """The machine's measured speeds (the executor's probe; None: the cost model's
+    constants). Not part of the plan cache's key: they drift a little run to run, and a plan
+    made under slightly other speeds is as good."""
     supports: Callable[[Expr], bool] | None = None
     """Whether the executor's kernels compile an op (None: all ops run alike). The ``fuse``
     pass keeps ops it compiles and ops it cannot out of one group: such a group would run

@@ -2,8 +2,10 @@
 
 Numbers are rough per-element costs in nanoseconds on one core (cheap
 arithmetic ~0.3 ns, transcendental functions a few ns, ~0.2 ns per byte of
-memory traffic); they only need to rank choices, not predict wall time.
-Data in, numbers out: nothing here looks at executors.
+memory traffic). The recompute-or-store decision only ranks choices with
+them; seconds are predicted in :mod:`lazyarr.optimize.timing`, which divides
+these flops and bytes by the speeds measured on the machine (the constants
+here are its fallback). Data in, numbers out: nothing here looks at executors.
 """
 
 from __future__ import annotations
@@ -15,15 +17,22 @@ from lazyarr.graph.chunks import block_index_iter, block_slices
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.group import member_regions, root_input_regions
 from lazyarr.graph.ops import Elementwise
+from lazyarr.graph.ops.creation import Random
 from lazyarr.graph.ops.indexing import GetItem
+from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
 from lazyarr.graph.ops.manipulation import BroadcastTo, Transpose
 
 __all__ = [
     "BYTE_NS",
+    "CHEAP_NS",
+    "RANDOM_FLOPS",
+    "UNIFORM_FLOPS",
+    "contraction_flops",
     "elementwise_ns",
     "expr_flops",
     "read_amplification",
     "recompute_or_store",
+    "work_flops",
 ]
 
 BYTE_NS = 0.2
@@ -86,6 +95,14 @@ _MEDIUM = {
     "right_shift",
 }
 _NS = {"cheap": 0.3, "medium": 1.5, "expensive": 6.0}
+CHEAP_NS = _NS["cheap"]
+"""Nanoseconds of one cheap floating-point operation (the unit :func:`expr_flops` counts)."""
+RANDOM_FLOPS = 60.0
+"""Cheap operations one random value of a shaped distribution costs to generate (a
+standard normal takes about 20 ns per value from its Philox counter, sixty multiply-adds)."""
+UNIFORM_FLOPS = 8.0
+"""The same for uniform values (``random``, ``uniform``, ``integers``: about 2.5 ns)."""
+_UNIFORM = frozenset({"random", "uniform", "integers"})
 
 
 def elementwise_ns(func: str) -> float:
@@ -102,6 +119,39 @@ def expr_flops(e: Expr) -> float:
     if isinstance(e.op, Elementwise):
         return e.size * elementwise_ns(e.op.func) / _NS["cheap"]
     return float(sum(i.size for i in e.inputs))
+
+
+def contraction_flops(e: Expr) -> float:
+    """Flops of a matrix product (2 per multiply-add) of ``e``; 0 for any other op."""
+    op = e.op
+    if isinstance(op, Matmul):
+        a = e.inputs[0]
+        return 2.0 * e.size * (a.shape[-1] if a.ndim else 1)
+    if isinstance(op, Tensordot):
+        a = e.inputs[0]
+        return 2.0 * e.size * math.prod(a.shape[ax] for ax in op.axes_a)
+    if isinstance(op, Einsum):
+        sizes: dict[int, int] = {}
+        for x, labels in zip(e.inputs, op.subscripts):
+            for lab, n in zip(labels, x.shape):
+                sizes[lab] = max(sizes.get(lab, 1), n)
+        summed = math.prod(n for lab, n in sizes.items() if lab not in op.output)
+        return 2.0 * e.size * summed
+    return 0.0
+
+
+def work_flops(e: Expr) -> tuple[float, float]:
+    """(vector, matrix) flops of one op: elementwise-equivalent work, and matrix products
+    (which run at the BLAS rate). Sources cost nothing but random values."""
+    matrix = contraction_flops(e)
+    if matrix:
+        return 0.0, matrix
+    if e.op.kind == "source":
+        if not isinstance(e.op, Random):
+            return 0.0, 0.0
+        per = UNIFORM_FLOPS if e.op.dist in _UNIFORM else RANDOM_FLOPS
+        return e.size * per, 0.0
+    return expr_flops(e), 0.0
 
 
 def _op_ns(e: Expr) -> float | None:

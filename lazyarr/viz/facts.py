@@ -9,7 +9,6 @@ format these facts, so they all agree. Pure: no executor, no config.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +17,7 @@ from dask.utils import format_bytes
 
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.expr import Expr
-from lazyarr.graph.ops.linalg import Einsum, Matmul, Tensordot
-from lazyarr.optimize.cost import expr_flops
+from lazyarr.optimize.cost import contraction_flops, expr_flops
 from lazyarr.optimize.memory import block_peak_bytes, largest_block, region_size
 from lazyarr.optimize.plan import Plan, Stage
 
@@ -114,20 +112,9 @@ class StageFacts:
 
 def _flops(e: Expr) -> float:
     """Estimated flops of one op: contractions count 2 per multiply-add."""
-    op = e.op
-    if isinstance(op, Matmul):
-        a = e.inputs[0]
-        return 2.0 * e.size * (a.shape[-1] if a.ndim else 1)
-    if isinstance(op, Tensordot):
-        a = e.inputs[0]
-        return 2.0 * e.size * math.prod(a.shape[ax] for ax in op.axes_a)
-    if isinstance(op, Einsum):
-        sizes: dict[int, int] = {}
-        for x, labels in zip(e.inputs, op.subscripts):
-            for lab, n in zip(labels, x.shape):
-                sizes[lab] = max(sizes.get(lab, 1), n)
-        summed = math.prod(n for lab, n in sizes.items() if lab not in op.output)
-        return 2.0 * e.size * summed
+    matrix = contraction_flops(e)
+    if matrix:
+        return matrix
     if e.op.kind == "source":
         return 0.0
     return float(expr_flops(e))

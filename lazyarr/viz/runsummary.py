@@ -4,8 +4,11 @@ Executor, the wall time split into planning (building, optimizing and
 lowering the plan into tasks), compiling (the Numba kernels, where the
 executor compiles here) and running (the rest: tasks, scheduling, gathering), which
 add up to the total; blocks, peak bytes, one row per stage (its name, the
-name the user gave it where known, the time its tasks took, summed over
-threads, and output bytes) and the plan's shape (stages, fused groups).
+name the user gave it where known, the measured time (on one process its
+tasks' time summed over threads, on a cluster the span from its first task's
+start to its last task's end), the time the cost model predicted for it
+where the executor measured the machine's speeds, and output bytes) and the
+plan's shape (stages, fused groups).
 Only formats what the run already recorded. Pure.
 """
 
@@ -34,6 +37,8 @@ class RunRow:
     blocks: int
     seconds: float | None
     out_bytes: int
+    predicted: float | None = None
+    """Seconds the cost model predicted (:mod:`lazyarr.optimize.timing`), or None."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +58,8 @@ class RunSummary:
     predicted_peak: int | None = None
     """The peak the memory check predicted (per process, or per worker on dask), when it
     ran (under ``memory-limit``), to read beside the measured one."""
+    timed: bool = False
+    """Whether the rows carry predicted seconds (the ``predicted`` column is shown)."""
 
     def text(self) -> str:
         """A plain-text report: a header line, the plan's shape, one line per stage."""
@@ -65,10 +72,12 @@ class RunSummary:
             return "\n".join(head)
         names = [_name(r) for r in self.rows]
         width = max(len("stage"), *(len(n) for n in names))
-        lines = [f"  {'stage':<{width}}  {'task time':>9}  {'blocks':>7}  {'bytes':>9}"]
+        pred = f"  {'predicted':>9}" if self.timed else ""
+        lines = [f"  {'stage':<{width}}  {'task time':>9}{pred}  {'blocks':>7}  {'bytes':>9}"]
         for r, name in zip(self.rows, names):
+            cell = f"  {fmt_seconds(r.predicted):>9}" if self.timed else ""
             lines.append(
-                f"  {name:<{width}}  {fmt_seconds(r.seconds):>9}  {r.blocks:>7}  "
+                f"  {name:<{width}}  {fmt_seconds(r.seconds):>9}{cell}  {r.blocks:>7}  "
                 f"{fmt_bytes(r.out_bytes):>9}"
             )
         return "\n".join(head + lines)
@@ -82,12 +91,14 @@ class RunSummary:
             f"peak {e(fmt_bytes(self.peak_bytes))}{e(self._predicted())}; "
             f"plan: {self.stages} stages, {self.fused} fused</p>"
         )
+        right = "<td style='text-align:right'>"
         cells = "".join(
             "<tr>"
             f"<td style='text-align:left'><code>{e(_name(r))}</code></td>"
             f"<td style='text-align:left'>{e(r.kind)}{e(_ops(r))}</td>"
-            f"<td style='text-align:right'>{e(fmt_seconds(r.seconds))}</td>"
-            f"<td style='text-align:right'>{r.blocks}</td>"
+            f"{right}{e(fmt_seconds(r.seconds))}</td>"
+            + (f"{right}{e(fmt_seconds(r.predicted))}</td>" if self.timed else "")
+            + f"<td style='text-align:right'>{r.blocks}</td>"
             f"<td style='text-align:right'>{e(fmt_bytes(r.out_bytes))}</td>"
             "</tr>"
             for r in self.rows
@@ -95,7 +106,9 @@ class RunSummary:
         table = (  # alignment on each cell: Jupyter right-aligns cells and centres tables
             "<table style='margin-left:0;margin-right:auto'><thead><tr>"
             "<th style='text-align:left'>stage</th><th style='text-align:left'>kind</th>"
-            "<th style='text-align:right'>task time</th><th style='text-align:right'>blocks</th>"
+            "<th style='text-align:right'>task time</th>"
+            + ("<th style='text-align:right'>predicted</th>" if self.timed else "")
+            + "<th style='text-align:right'>blocks</th>"
             f"<th style='text-align:right'>bytes</th></tr></thead><tbody>{cells}</tbody></table>"
         )
         return f'<div class="lazyarr-last-run">{head}{table}</div>'
@@ -148,12 +161,14 @@ def run_summary(
     planning: float | None = None,
     total: float | None = None,
     predicted_peak: int | None = None,
+    predicted: Mapping[str, float] | None = None,
 ) -> RunSummary:
     """The summary of a run of ``plan`` on ``executor`` with the executor's ``RunStats``.
 
     ``planning`` and ``total``: seconds the compute spent planning, and in all (None: only
     the executor's own measurement is known). ``stats`` may be None (an executor that
-    measures nothing): its seconds are then unknown.
+    measures nothing): its seconds are then unknown. ``predicted``: the cost model's
+    seconds per stage (None: not predicted, no column).
     """
     facts = plan_facts(plan)
     stage_seconds = dict(_get(stats, "stage_seconds") or {})
@@ -166,6 +181,7 @@ def run_summary(
             blocks=f.nblocks,
             seconds=stage_seconds.get(n),
             out_bytes=f.out_bytes,
+            predicted=(predicted or {}).get(n),
         )
         for n, f in facts.items()
     )
@@ -190,4 +206,5 @@ def run_summary(
         fused=sum(f.style == "fused" for f in facts.values()),
         rows=rows,
         predicted_peak=predicted_peak,
+        timed=predicted is not None,
     )

@@ -5,13 +5,16 @@ estimated peak memory per block and flops; the executor and the placement
 summary; which passes changed what (``plan.history``); and the reasons the
 passes recorded: per graph node why it was or was not fused
 (``plan.notes["fuse"]``), per stage why blocks went where
-(``plan.notes["place"]``). With measurements, the measured seconds per
-stage and per-worker bytes stand beside the predictions.
+(``plan.notes["place"]``). With predicted seconds per stage (the cost
+model at the executor's measured speeds), each stage shows them; with
+measurements, the measured seconds per stage and per-worker bytes stand
+beside the predictions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from lazyarr.optimize.memory import estimate
 from lazyarr.optimize.plan import Plan
@@ -79,6 +82,29 @@ def _reads(plan: Plan, name: str) -> str:
     return ", ".join(f"{src} ({fmt_bytes(n)})" for src, n in seen.items())
 
 
+@dataclass(frozen=True)
+class _Seconds:
+    """Per stage: seconds predicted (None: not predicted) and measured (None: no run)."""
+
+    predicted: Mapping[str, float] | None
+    measured: Measured | None
+
+
+def _time_lines(name: str, seconds: _Seconds) -> list[str]:
+    lines = []
+    guess = None if seconds.predicted is None else seconds.predicted.get(name)
+    if seconds.predicted is not None:
+        made = "made inside its reader's tasks" if guess is None else fmt_seconds(guess)
+        lines.append(f"{INDENT}predicted {made}")
+    if seconds.measured is not None:
+        secs = seconds.measured.stage_seconds.get(name)
+        cell = fmt_seconds(secs) if secs is not None else "not timed"
+        if secs and guess:
+            cell += f" (predicted / measured {guess / secs:.2g})"
+        lines.append(f"{INDENT}measured  {cell}")
+    return lines
+
+
 def _stage(
     k: int,
     f: StageFacts,
@@ -86,7 +112,7 @@ def _stage(
     fuse: dict[str, str],
     place: dict[str, str],
     memory_limit: int | None,
-    measured: Measured | None,
+    seconds: _Seconds,
 ) -> list[str]:
     kind = f"{f.kind}, fused {len(f.ops)} ops" if f.style == "fused" else f.kind
     out_mark = "  [output]" if f.output else ""
@@ -114,9 +140,7 @@ def _stage(
         placement = plan.stages[f.name].placement
         if placement is not None:
             lines.append(f"{INDENT}strategy  {placement.strategy}")
-    if measured is not None:
-        secs = measured.stage_seconds.get(f.name)
-        lines.append(f"{INDENT}measured  {fmt_seconds(secs) if secs is not None else 'not timed'}")
+    lines += _time_lines(f.name, seconds)
     s = plan.stages[f.name]
     whys = [(m.name, fuse[m.name]) for m in s.members if m.name in fuse]
     if f.name in fuse and all(n != f.name for n, _ in whys):
@@ -179,8 +203,10 @@ def explain_text(
     executor: str | None = None,
     memory_limit: int | None = None,
     measured: Measured | None = None,
+    predicted: Mapping[str, float] | None = None,
 ) -> str:
-    """The EXPLAIN text of ``plan``; ``measured`` adds a run's numbers beside the estimates."""
+    """The EXPLAIN text of ``plan``; ``measured`` adds a run's numbers beside the estimates,
+    ``predicted`` the cost model's seconds per stage."""
     facts = plan_facts(plan, memory_limit)
     fuse = fusion_reasons(plan)
     place = placement_reasons(plan)
@@ -206,7 +232,7 @@ def explain_text(
         lines += ["", "Passes: none run (the raw graph)"]
     lines += ["", "Stages (in run order)"]
     for k, f in enumerate(facts.values(), start=1):
-        lines += _stage(k, f, plan, fuse, place, memory_limit, measured)
+        lines += _stage(k, f, plan, fuse, place, memory_limit, _Seconds(predicted, measured))
     placement = _placement_facts(plan)
     if placement:
         lines += ["", "Placement"] + [f"  {p}" for p in placement]

@@ -125,6 +125,7 @@ def _graphs(dask_scheduler):
 def graph_log(dask_ex):
     """A function returning the graphs the scheduler took since the test began."""
     client = dask_ex.client()
+    dask_ex.plan_context()  # first contact: the cost model's probe submits its own tasks
     client.register_plugin(GraphLog(), name=GraphLog.name)
     try:
         yield lambda: client.run_on_scheduler(_graphs)

@@ -11,7 +11,9 @@ memory limit (per worker), or, without a limit, more than
 :data:`HOLD_CHUNKS` blocks of ``array.chunk-size``. The lowering then makes
 its blocks inside every reader (local executors).
 
-``plan.notes["memory"]``: per regenerated source, why.
+``plan.notes["memory"]``: per regenerated source, why, and what making it
+once more costs in seconds of one thread at the measured speeds
+(``ctx.costs``; the cost model's constants without them).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.memory import held_whole
 from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.timing import DEFAULT_COSTS, remake_seconds
 
 __all__ = ["HOLD_CHUNKS", "hold_budget", "run"]
 
@@ -36,6 +39,7 @@ def hold_budget(ctx: PassContext) -> int:
 
 def run(plan: Plan, ctx: PassContext) -> Plan:
     budget = hold_budget(ctx)
+    speed = (ctx.costs or DEFAULT_COSTS).slowest()
     stages = dict(plan.stages)
     notes: dict[str, str] = {}
     for name in held_whole(plan, ctx.joint):
@@ -48,7 +52,8 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
             n = len(plan.readers[name])
             notes[name] = (
                 f"made inside each task of its {n} readers: holding it whole would take "
-                f"{per_worker:,} bytes per worker, over {budget:,}"
+                f"{per_worker:,} bytes per worker, over {budget:,}; making it again costs "
+                f"about {remake_seconds(s, speed):.3g} s of one thread"
             )
     if not notes:
         return plan

@@ -16,8 +16,11 @@ stage:
 ``plan.workers``/``plan.hosts`` name the workers the numbers refer to;
 ``plan.notes["place"]`` is the human-readable summary: predicted bytes and
 moves, bytes between hosts (ranked first when workers share hosts:
-``hosts_first``), per-worker memory / network in / network out, and a "why"
-per stage. With one worker (or none) the plan is returned unchanged.
+``hosts_first``), per-worker memory / network in / network out, the
+objective's weights, and a "why" per stage. The weights come from the
+measured speeds (``ctx.costs``: a byte moved weighs memory bandwidth /
+network bandwidth times a byte held, at most twice), else the search's defaults. With one
+worker (or none) the plan is returned unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from lazyarr.optimize.context import PassContext
 from lazyarr.optimize.placement.layout import plan_layouts
 from lazyarr.optimize.placement.planner import LOCAL_COEFF, Planner
 from lazyarr.optimize.plan import Placement, Plan
+from lazyarr.optimize.timing import placement_weights
 
 __all__ = ["run"]
 
@@ -41,7 +45,8 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
         name: s.worker if s.worker is not None else layouts[name].owners(s.numblocks)
         for name, s in plan.stages.items()
     }
-    planner = Planner(plan, owners, n, hosts, ctx.memory_limit)
+    weights = placement_weights(ctx.costs)  # bytes moved weigh what they cost in time
+    planner = Planner(plan, owners, n, hosts, ctx.memory_limit, weights=weights)
     decided = planner.run()
     stages = {}
     for name, s in plan.stages.items():
@@ -55,6 +60,7 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
         "workers": list(ctx.workers),
         "hosts": list(hosts),
         "local_coeff": LOCAL_COEFF,
+        "weights": list(weights),
         "total_bytes": int(sum(int(d.est_bytes.sum()) for d in decided.values())),
         "total_moves": int(sim.moves),
         "objective": float(sim.objective()),
