@@ -129,17 +129,11 @@ def _lazyarr(args: dict, executor: str):
             np.save(args["dst"] + ".npy", planned.compute(executor=executor))
 
     def predicted():
-        ex, plan, _graph, staging = api._prepare([planned._expr], executor, None, None)
-        if staging is not None:
-            staging.close()
-        if executor == "dask":
-            extra = ex.plan_context()
-        else:  # the numba pool runs up to one task per thread while they fit the limit
-            from lazyarr.executors.numba import _threads
-
-            extra = {"threads": _threads()}
-        ctx = api.pass_context(ex.name, False, extra)
-        return api.memory_estimate(plan, ctx).peak * (1 if executor == "numba" else 2)
+        """The memory check's own prediction (per worker on dask: times the workers)."""
+        ready = api._prepare([planned._expr], executor, None, None)
+        if ready.staging is not None:
+            ready.staging.close()
+        return ready.predicted_peak * (1 if executor == "numba" else 2)
 
     return run, predicted
 

@@ -272,8 +272,8 @@ class DaskExecutor:
         self.last_stats = None
         watched = progress is not None
         plan = graph.plan
-        counted = sum(progress_ticks(graph))  # the blocks made or read, as numba counts them
-        progress = _Clamped(progress or NullProgress(), counted)
+        ticks = progress_ticks(graph)  # the blocks made or read, as numba counts them
+        progress = _Clamped(progress or NullProgress(), sum(ticks))
         placement = str(config.get("dask.placement"))
         batch = bool(config.get("dask.batch-tasks"))
         stats = RunStats(self.name)
@@ -287,7 +287,7 @@ class DaskExecutor:
                 "nothing was computed"
             ) from e
         retries = 0
-        progress.start(counted)
+        progress.start(sum(ticks))
         try:
             while True:
                 live = self._live_workers(client, fresh=retries > 0)
@@ -301,6 +301,7 @@ class DaskExecutor:
                     threads=int(live.get("threads") or 1),
                     memory_limit=_planned_memory(live, graph.plan),
                     batch=batch,
+                    ticks=ticks,
                 )
                 try:
                     run.submit()

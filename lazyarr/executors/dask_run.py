@@ -95,11 +95,12 @@ def progress_ticks(graph: TaskGraph) -> list[int]:
     partial reduction reads); blocks that exist before the run (scattered, persisted),
     which the numba executor reads in place, count nothing."""
     ticks = graph.progress_blocks()
-    for tid, task in enumerate(graph.tasks):
-        if task.kind == TaskKind.SOURCE:
-            stage = graph.stages[task.stage]
-            if _is_local_data(stage) or _is_dask_blocks(stage):
-                ticks[tid] = 0
+    for si, stage in enumerate(graph.stages):
+        if _is_local_data(stage) or _is_dask_blocks(stage):
+            made = graph.producers[si]
+            for tid in made[made >= 0].tolist():
+                if graph.tasks[tid].kind == TaskKind.SOURCE:
+                    ticks[tid] = 0
     return ticks
 
 
@@ -142,6 +143,7 @@ class _Run:
         threads: int = 1,
         memory_limit: int | None = None,
         batch: bool = True,
+        ticks: list[int] | None = None,
     ) -> None:
         self.client = client
         # ``watched``: someone counts finished blocks (the client then holds a future
@@ -168,7 +170,7 @@ class _Run:
         # the keys of tasks the progress bar counts, and how many blocks each
         # (``TaskGraph.progress_blocks``: a partial counts the blocks it reads)
         self.block_keys: dict[str, int] = {}
-        self.ticks = progress_ticks(lowered)
+        self.ticks = progress_ticks(lowered) if ticks is None else ticks
         self.per_stage: dict[str, int] = {}  # Dask tasks made per stage (payloads aside)
 
     def key(self, stage: Stage, index: Index, part: str = "") -> str:

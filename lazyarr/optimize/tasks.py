@@ -201,12 +201,22 @@ class TaskGraph:
     def progress_blocks(self) -> list[int]:
         """Per task, the blocks a progress bar counts for it: a block it makes (a joint task
         makes one per member), or the input blocks a partial reduction or product reads (a
-        fused reduction over 120 blocks counts 120, not its one or two tasks)."""
+        fused reduction over 120 blocks counts 120, not its one or two tasks). Worked out
+        once per graph (executors ask for the total and per task); a copy."""
+        return list(self._progress_blocks)
+
+    @functools.cached_property
+    def _progress_blocks(self) -> tuple[int, ...]:
         weights = [0] * len(self.tasks)
         in_parts = set()  # stages whose parts are counted: their finished blocks are not
+        one_each = {}  # stage: each partial reads one block of its input (body = input grid)
         for tid, task in enumerate(self.tasks):
             if task.kind in (TaskKind.PARTIAL, TaskKind.PRODUCT):
-                weights[tid] = _input_blocks(self.stages[task.stage], task.region)
+                stage = self.stages[task.stage]
+                single = one_each.get(task.stage)
+                if single is None:
+                    single = one_each[task.stage] = _one_block_per_part(stage)
+                weights[tid] = 1 if single else _input_blocks(stage, task.region)
                 in_parts.add(task.stage)
         for p in self.producers:
             for tid in p[p >= 0].tolist():
@@ -215,7 +225,7 @@ class TaskGraph:
                     weights[tid] = len(task.members)
                 elif task.stage not in in_parts:
                     weights[tid] = 1
-        return weights
+        return tuple(weights)
 
     def read_in_place(self, stages: Sequence[int]) -> list[bool]:
         """For each of ``stages`` (positions), whether its readers make its values themselves."""
@@ -262,6 +272,16 @@ class TaskGraph:
             if names is None or name in names:
                 out[name] = out.get(name, 0) + 1
         return out
+
+
+def _one_block_per_part(stage: Stage) -> bool:
+    """Each partial of a reduction stage tiles one block of its first input (its body grid
+    is that input's grid), so it counts one block."""
+    if stage.kind != "reduce":
+        return False
+    body = stage.expr.op.body_chunks(stage.expr)
+    first = next((e for e in stage.input_exprs if e.ndim == len(body) and e.ndim), None)
+    return first is not None and first.chunks == body
 
 
 def _input_blocks(stage: Stage, region: Region) -> int:
