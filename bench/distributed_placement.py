@@ -168,7 +168,7 @@ def make_data(client: Client, arrays: dict[str, la.LazyArray]) -> Data:
         dname = f"bench-{name}-{store.token[:8]}"
         dsk = {}
         for idx, fut in store.blocks.items():
-            (addr,) = where[idx]
+            addr = where[idx][0]  # a block may have replicas (a reader on another worker)
             nbytes = (
                 int(np.prod([c[i] for c, i in zip(arr._expr.chunks, idx)])) * arr.dtype.itemsize
             )
