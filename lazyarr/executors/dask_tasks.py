@@ -127,6 +127,14 @@ def _worker_kernels(settings: tuple) -> Any:
     return kernels
 
 
+def _pickled(value: Any, stages: Sequence[Stage]) -> bytes:
+    """``value`` pickled; by value with cloudpickle where a stage holds a user function
+    (workers cannot import one defined in a script's __main__, a lambda or a closure; dask
+    sends them so too)."""
+    user = any(isinstance(getattr(m.op, "fn", None), UserFunc) for s in stages for m in s.members)
+    return (cloudpickle if user else pickle).dumps(value, protocol=5)
+
+
 INLINE_BYTES = 32 * 1024
 """Payloads up to this size (pickled) travel inside each task; bigger ones are a task."""
 
@@ -145,7 +153,20 @@ def _payload_from(token: str, blob: bytes) -> StagePayload:
     return _PAYLOADS.put(token, payload)
 
 
-class StagePayload:
+class _Inline:
+    """What both payload kinds share: whether one is small enough to ride inside tasks."""
+
+    __slots__ = ()
+    token: str | None
+    blob: bytes
+
+    @property
+    def inline(self) -> bool:
+        """Small enough to travel inside every task that uses it (pickled once, by token)."""
+        return self.token is not None and len(self.blob) <= INLINE_BYTES
+
+
+class StagePayload(_Inline):
     """What the tasks of one stage share; its kernels are looked up once per worker.
 
     ``settings``: the client's ``numba.*`` config, so workers compile as the
@@ -176,19 +197,8 @@ class StagePayload:
     def blob(self) -> bytes:
         """The stage and settings, pickled (once)."""
         if self._blob is None:
-            value = (self.stage, self.settings, self.in_place)
-            if any(isinstance(getattr(m.op, "fn", None), UserFunc) for m in self.stage.members):
-                # user functions travel by value where workers cannot import them
-                # (defined in a script's __main__, lambdas, closures), as dask sends them
-                self._blob = cloudpickle.dumps(value, protocol=5)
-            else:
-                self._blob = pickle.dumps(value, protocol=5)
+            self._blob = _pickled((self.stage, self.settings, self.in_place), [self.stage])
         return self._blob
-
-    @property
-    def inline(self) -> bool:
-        """Small enough to travel inside every task that uses it."""
-        return self.token is not None and len(self.blob) <= INLINE_BYTES
 
     def __reduce__(self) -> tuple:
         if self.token is None:
@@ -207,7 +217,7 @@ class StagePayload:
         return run_task(task, self.code(), values)
 
 
-class JointPayload:
+class JointPayload(_Inline):
     """What the ``JOINT`` tasks of one sibling set share (:class:`StagePayload`'s twin).
 
     ``members``: the siblings, detached; ``space``: per input position of a joint
@@ -240,17 +250,8 @@ class JointPayload:
     def blob(self) -> bytes:
         if self._blob is None:
             value = (self.members, self.space, self.in_place, self.settings)
-            user = any(
-                isinstance(getattr(e.op, "fn", None), UserFunc)
-                for m in self.members
-                for e in m.members
-            )
-            self._blob = (cloudpickle if user else pickle).dumps(value, protocol=5)
+            self._blob = _pickled(value, self.members)
         return self._blob
-
-    @property
-    def inline(self) -> bool:
-        return self.token is not None and len(self.blob) <= INLINE_BYTES
 
     def __reduce__(self) -> tuple:
         if self.token is None:
