@@ -30,6 +30,16 @@ def _zarr(path, values=A, chunks=(10, 24)):
     return str(path)
 
 
+def _raw_zarr(path, values=A, chunks=(10, 24)):
+    """A store of uncompressed chunks: under the tiny limits below there is no room for the
+    zstd compressor a thread keeps while writing (about 300 KiB even for small chunks)."""
+    z = zarr.create_array(
+        str(path), shape=values.shape, dtype=values.dtype, chunks=chunks, compressors=None
+    )
+    z[:] = values
+    return str(path)
+
+
 def _store_files(path):
     return sorted(os.listdir(os.path.dirname(path)))
 
@@ -73,7 +83,7 @@ def test_overwrite_of_a_group_member_that_is_read(tmp_path):
 @pytest.mark.parametrize("limit", [None, "16KiB"], ids=["in-memory", "scratch"])
 def test_store_into_an_array_it_reads_stages_first(tmp_path, limit):
     """Without a memory limit the staged copy is in memory; under one, in a scratch store."""
-    p = _zarr(tmp_path / "a.zarr")
+    p = _raw_zarr(tmp_path / "a.zarr")
     z = zarr.open_array(p, mode="r+")
     scratch = tmp_path / "scratch"
     settings = {"temporary-directory": str(scratch), "memory-limit": limit}
@@ -86,7 +96,7 @@ def test_store_into_an_array_it_reads_stages_first(tmp_path, limit):
 
 
 def test_scratch_store_is_removed_after_a_failure(tmp_path):
-    p = _zarr(tmp_path / "a.zarr")
+    p = _raw_zarr(tmp_path / "a.zarr")
     z = zarr.open_array(p, mode="r+")
     x = la.from_zarr(z, chunks=(10, 24))
     bad = raise_where(x[::-1] + 1, x[::-1] > A[50, 3] - 1e-9, ValueError, "bad value")

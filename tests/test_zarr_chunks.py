@@ -155,3 +155,45 @@ def test_readers_and_writers_pickle_with_their_files(tmp_path):
     reader = pickle.loads(pickle.dumps(reader_for(z)))
     assert isinstance(reader, ZarrReader) and reader.token == reader_for(z).token
     np.testing.assert_array_equal(reader.read((slice(8, 16), slice(0, 6))), A[8:16, :6])
+
+
+@pytest.mark.parametrize("level", [0, 1, 3, 9])
+@pytest.mark.parametrize("chunk_bytes", [64 << 10, 1 << 20, 10 << 20])
+def test_the_compressor_kept_per_thread_is_counted_at_least_as_it_grows(level, chunk_bytes):
+    """The memory estimate counts each thread's zstd compressor (``buffer_bytes``): never
+    less than the compressor reports after streaming a chunk of that size into a file."""
+    import io
+
+    import numcodecs
+
+    from lazyarr.io import zarr_chunks
+
+    codec = numcodecs.Zstd(level=level)
+    predicted = zarr_chunks.stream_context_bytes(codec, chunk_bytes)
+    stream = zarr_chunks._zstd_stream(codec)
+    data = np.random.default_rng(level).random(chunk_bytes // 8)
+    with stream.stream_writer(io.BytesIO(), size=data.nbytes, closefd=False) as out:
+        out.write(memoryview(data).cast("B"))
+    assert stream.memory_size() <= predicted < 2 * stream.memory_size() + (1 << 20)
+    assert zarr_chunks.stream_context_bytes(numcodecs.GZip(), chunk_bytes) == 0
+
+
+def test_a_zarr_write_counts_its_compressor_in_the_estimate(tmp_path):
+    """A write into a zstd store keeps one compressor per thread: the plan's predicted peak
+    grows by that much over a write of raw chunks."""
+    from lazyarr import api
+
+    x = la.random.random((256, 256), chunks=(64, 256), seed=1)
+    peaks = {}
+    for name, compressors in (("zstd", ZstdCodec(level=3)), ("raw", None)):
+        target = zarr.create_array(
+            str(tmp_path / f"{name}.zarr"),
+            shape=x.shape,
+            dtype=x.dtype,
+            chunks=(64, 256),
+            compressors=compressors,
+        )
+        planned = la.store(x, target, compute=False)
+        plan = api.make_plan([planned._expr], "numba", api.passes_for(None, None))
+        peaks[name] = api.memory_estimate(plan, api.pass_context("numba", False)).peak
+    assert peaks["zstd"] - peaks["raw"] >= 1 << 20

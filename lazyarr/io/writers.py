@@ -23,7 +23,7 @@ import numpy as np
 
 from lazyarr.graph.token import ByToken
 from lazyarr.io.readers import stored_chunks
-from lazyarr.io.zarr_chunks import chunk_files, gathered_bytes
+from lazyarr.io.zarr_chunks import chunk_files, gathered_bytes, stream_context_bytes
 
 __all__ = ["ArrayWriter", "writer_for"]
 
@@ -64,11 +64,14 @@ class ArrayWriter(ByToken):
         return math.prod(block) * self.dtype.itemsize
 
     def buffer_bytes(self, block: tuple[int, ...]) -> int:
-        """The per-thread buffer lazyarr's own chunk writes keep: one chunk gathered out of a
-        block of shape ``block`` when it is not a slab of it (zstd streams into the file)."""
+        """The per-thread buffers lazyarr's own chunk writes keep: one chunk gathered out of
+        a block of shape ``block`` when it is not a slab of it, and the zstd compressor that
+        streams chunks into their files (its window and tables)."""
         if not self._writes_files():
             return 0
-        return gathered_bytes(block, self.chunks, self.dtype.itemsize)
+        chunk_bytes = math.prod(self.chunks) * self.dtype.itemsize
+        gathered = gathered_bytes(block, self.chunks, self.dtype.itemsize)
+        return gathered + stream_context_bytes(self.files.codec, chunk_bytes)
 
     def _writes_files(self) -> bool:
         return self.files is not None and self.files.writable and self.chunks is not None

@@ -37,6 +37,7 @@ __all__ = [
     "chunk_boxes",
     "chunk_files",
     "contiguous",
+    "stream_context_bytes",
     "gathered_bytes",
     "sweep_partials",
 ]
@@ -293,6 +294,23 @@ def _zstd_stream(codec: Any) -> Any:
             level=key[0] or 3, write_checksum=key[1], write_content_size=True
         )
     return cache[key]
+
+
+def stream_context_bytes(codec: Any, chunk_bytes: int) -> int:
+    """Bytes the zstd compressor :func:`_zstd_stream` keeps per thread for chunks of
+    ``chunk_bytes``: its tables, its window and two block buffers (3.5 MiB at level 3 for a
+    chunk over 2 MiB, as ``ZstdCompressor.memory_size()`` reports after one); 0 for other
+    codecs."""
+    if type(codec).__name__ != "Zstd":
+        return 0
+    try:
+        import zstandard
+    except ImportError:
+        return 0
+    level = int(codec.level) or 3
+    params = zstandard.ZstdCompressionParameters.from_level(level, source_size=max(1, chunk_bytes))
+    buffers = (256 << 10) + (4 << 10)  # two 128 KiB blocks, and the stream's own state
+    return params.estimated_compression_context_size() + (1 << params.window_log) + buffers
 
 
 def chunk_files(array: Any) -> ChunkFiles | None:
