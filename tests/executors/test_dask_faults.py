@@ -90,7 +90,9 @@ def test_a_worker_killed_mid_compute_loses_nothing(dask_ex):
     assert progress.killed_at is not None and progress.killed_at < progress.total
     # the lost blocks are recomputed (their random rows drawn again), not the whole plan
     assert dask_ex.last_stats.extra["retries"] == 0
-    assert progress.t_kill > 0.3 and elapsed - progress.t_kill > 0.3  # in the middle
+    # killed in the middle: blocks were still to run (counts, not seconds: a batch that
+    # finishes reports many blocks at once)
+    assert progress.killed_at <= 0.8 * progress.total
     np.testing.assert_allclose(got, n + offsets, rtol=1e-9)
     counted = sum(progress_ticks(lower(plan, generate_in_place=True)))
     assert progress.done == progress.total == counted
