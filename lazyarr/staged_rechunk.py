@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from lazyarr.graph.chunks import regular_chunks
+from lazyarr.graph.chunks import offsets, regular_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.creation import FromReader, Generated, Windowed
 from lazyarr.graph.ops.manipulation import Concat
@@ -95,17 +95,12 @@ def _parts_in_target_blocks(joined: Expr, chunks: tuple[tuple[int, ...], ...]) -
     start = 0
     for part in joined.inputs:
         n = part.shape[ax]
-        inside = (b for b in _bounds(chunks[ax]) if start < b < start + n)
+        inside = (b for b in offsets(chunks[ax]) if start < b < start + n)
         cuts = sorted({start, start + n, *inside})
         piece = tuple(b - a for a, b in itertools.pairwise(cuts)) or (0,)
         out.append(rechunk(part, (*chunks[:ax], piece, *chunks[ax + 1 :])))
         start += n
     return out
-
-
-def _bounds(chunks: tuple[int, ...]) -> list[int]:
-    """Where the blocks of an axis of ``chunks`` end."""
-    return list(itertools.accumulate(chunks))
 
 
 def _regular(x: Expr) -> bool:

@@ -50,13 +50,7 @@ PAYLOAD_PREFIX = "lazyarr-stage-"
 
 def record_task(stage: str, start: float, stop: float) -> None:
     """Called by each block task on its worker: which stage it ran and when."""
-    try:
-        worker = get_worker()
-    except ValueError:  # not inside a task (a direct call in tests)
-        return
-    plugin = worker.plugins.get(PLUGIN_NAME)
-    if isinstance(plugin, StatsPlugin):
-        plugin.add_task(stage, start, stop)
+    record_tasks(stage, [(start, stop)])
 
 
 def record_tasks(stage: str, times: list[tuple[float, float]]) -> None:
@@ -97,10 +91,6 @@ class StatsPlugin(WorkerPlugin):
         self._since = time.time() + delay
         with self._lock:
             self._tasks = []
-
-    def add_task(self, stage: str, start: float, stop: float) -> None:
-        with self._lock:
-            self._tasks.append((stage, start, stop))
 
     def add_tasks(self, stage: str, times: list[tuple[float, float]]) -> None:
         with self._lock:

@@ -24,9 +24,9 @@ import numpy as np
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.optimize.blockreads import StageReads, reads_elementwise
-from lazyarr.optimize.plan import Plan
+from lazyarr.optimize.plan import Plan, Stage
 
-__all__ = ["FanOut", "fanout_holds"]
+__all__ = ["FanOut", "already_in_memory", "fanout_holds"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +72,11 @@ def _sweep(sizes: np.ndarray, tasks: np.ndarray, flat: np.ndarray) -> tuple[int,
     return int(np.cumsum(alive).max(initial=0)), task_inputs
 
 
+def already_in_memory(stage: Stage) -> bool:
+    """Blocks that are in memory before the run and after it (the user's arrays, persists)."""
+    return isinstance(stage.expr.op, (FromArray, FromBlocks))
+
+
 _MEMO: dict[int, tuple[weakref.ref, frozenset[str], tuple[FanOut, ...]]] = {}
 """id(plan) -> (the plan, ``skip``, the answer): a compute under a memory limit asks twice
 (the check before the run, the numba executor's byte budget), each a sweep over every
@@ -102,7 +107,7 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
             and not plan.stages[src].regenerate
             and len(readers[src]) == 1
             # in memory before the run and after it: holding them adds nothing
-            and not isinstance(plan.stages[src].expr.op, (FromArray, FromBlocks))
+            and not already_in_memory(plan.stages[src])
         ]
         if not candidates or reads_elementwise(stage):
             continue  # no input held for this stage alone, or no fan-out to speak of

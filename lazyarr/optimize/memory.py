@@ -28,10 +28,9 @@ from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_pa
 from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
-from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
-from lazyarr.optimize.fanout import fanout_holds
+from lazyarr.optimize.fanout import already_in_memory, fanout_holds
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -185,11 +184,6 @@ def _fmt(n: float) -> str:
     return format_bytes(int(n))  # lazyarr's one byte formatter: dask's binary units
 
 
-def _elsewhere(stage: Stage) -> bool:
-    """Blocks that are already in memory before the run (the user's arrays, persists)."""
-    return isinstance(stage.expr.op, (FromArray, FromBlocks))
-
-
 def held_whole(plan: Plan, joint: bool | None = None) -> list[str]:
     """Stored stages that two or more stages read: all their blocks may be alive at once.
 
@@ -205,7 +199,9 @@ def held_whole(plan: Plan, joint: bool | None = None) -> list[str]:
     return [
         n
         for n, s in plan.stages.items()
-        if len({unit.get(r, r) for r in readers[n]}) >= 2 and not s.regenerate and not _elsewhere(s)
+        if len({unit.get(r, r) for r in readers[n]}) >= 2
+        and not s.regenerate
+        and not already_in_memory(s)
     ]
 
 
@@ -214,7 +210,7 @@ def gathered_bytes(plan: Plan) -> int:
     return sum(
         plan.stages[o].expr.nbytes
         for o in plan.outputs
-        if not isinstance(plan.stages[o].expr.op, Write) and not _elsewhere(plan.stages[o])
+        if not isinstance(plan.stages[o].expr.op, Write) and not already_in_memory(plan.stages[o])
     )
 
 
@@ -237,7 +233,7 @@ def estimate(
     """
     worst, where = 0, ""
     for s in plan.stages.values():
-        if _elsewhere(s) or isinstance(s.expr.op, Windowed):
+        if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             continue  # a source's blocks are counted in its readers' working sets
         b = block_peak_bytes(s, temporaries)
         if b > worst:
@@ -310,7 +306,7 @@ def in_flight_budget(
     est = estimate(plan, 1, 1, gathered, temporaries)
     need = {}
     for name, s in plan.stages.items():
-        if _elsewhere(s) or isinstance(s.expr.op, Windowed):
+        if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             need[name] = largest_block_bytes(s.expr)
         else:
             need[name] = block_peak_bytes(s, temporaries) + est.waiting + est.io_buffer

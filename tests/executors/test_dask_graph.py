@@ -397,20 +397,26 @@ def _left_on_scheduler(client, prefixes):
     return client.run_on_scheduler(ours)
 
 
+@pytest.fixture
+def sent(monkeypatch):
+    """The keys each graph sent to the cluster asked to keep, one list per send."""
+    keys: list[list] = []
+    send = DaskGraph.send
+
+    def recording(self, client, wanted):
+        keys.append(list(wanted))
+        return send(self, client, wanted)
+
+    monkeypatch.setattr(DaskGraph, "send", recording)
+    return keys
+
+
 @pytest.mark.parametrize("watched", [True, False])
-def test_the_client_holds_every_block_only_while_progress_is_watched(watched, dask_ex, monkeypatch):
+def test_the_client_holds_every_block_only_while_progress_is_watched(watched, dask_ex, sent):
     """Batches off: a key per block; with batches the test below counts batches."""
     x = la.random.random((6, 6), chunks=(2, 3), seed=9)
     y = la.exp(x).sum(axis=1)
     plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
-    sent = []
-    send = DaskGraph.send
-
-    def recording(self, client, keys):
-        sent.append(list(keys))
-        return send(self, client, keys)
-
-    monkeypatch.setattr(DaskGraph, "send", recording)
     progress = conformance.Recorder() if watched else None
     with config.set({"dask.batch-tasks": False}):
         (got,) = dask_ex.execute(plan, plan.outputs, progress)
@@ -430,19 +436,11 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
         assert progress.done == progress.total == sum(ticks) == 12 and progress.finished
 
 
-def test_progress_counts_every_block_of_a_batch(dask_ex, monkeypatch):
+def test_progress_counts_every_block_of_a_batch(dask_ex, sent):
     """Batches on: the client holds a key per batch, yet progress counts every block."""
     x = la.random.random((6, 60), chunks=(1, 3), seed=9)
     y = la.exp(x).sum(axis=1)
     plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
-    sent = []
-    send = DaskGraph.send
-
-    def recording(self, client, keys):
-        sent.append(list(keys))
-        return send(self, client, keys)
-
-    monkeypatch.setattr(DaskGraph, "send", recording)
     progress = conformance.Recorder()
     (got,) = dask_ex.execute(plan, plan.outputs, progress)
     np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
