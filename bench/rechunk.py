@@ -16,7 +16,9 @@ when the timed part started: imports, a started cluster), with the bytes read an
 dask workers' imports and warm-up counted 1.4 GB; every process summed at its last
 sample) and the largest size of the scratch directory (lazyarr's
 ``temporary-directory``, cubed's ``work_dir``). lazyarr reports the peak it
-predicted for the plan it ran. Before each child the parent flushes the last
+predicted for the plan it ran, and what it measured itself (``self_MiB``: the
+growth of its process's resident set, or of its largest worker's on dask, from
+``la.last_run()``). Before each child the parent flushes the last
 run's writes and reads the inputs once (:func:`_settle`): a run right after
 one that wrote gigabytes was slowed by their write-back (lazyarr's quadratic
 means after cubed's rechunk: 2.52 s; settled: 1.06 s).
@@ -226,6 +228,10 @@ def child(system: str, args: dict) -> None:
     t0 = time.perf_counter()
     run()
     out["seconds"] = time.perf_counter() - t0
+    if system.startswith("lazyarr"):  # what lazyarr measured itself (per worker on dask)
+        import lazyarr as la
+
+        out["rss_growth"] = la.last_run().stats.rss_growth
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -366,6 +372,7 @@ def main() -> None:
                 "peak_MiB",
                 "added_MiB",
                 "predicted_MiB",
+                "self_MiB",
                 "read_MiB",
                 "written_MiB",
                 "scratch_MiB",
@@ -412,6 +419,7 @@ def main() -> None:
                     peak_MiB=r["peak_MiB"],
                     added_MiB=r["peak_MiB"] - r["base_MiB"],
                     predicted_MiB=pred / 2**20 if pred else "",
+                    self_MiB=r["rss_growth"] / 2**20 if r.get("rss_growth") is not None else "",
                     read_MiB=r["read_MiB"],
                     written_MiB=r["written_MiB"],
                     scratch_MiB=r["scratch_MiB"],

@@ -21,7 +21,7 @@ from dask.utils import format_bytes
 
 from lazyarr import config
 from lazyarr._lru import LRU
-from lazyarr.executors import registry
+from lazyarr.executors import registry, rss
 from lazyarr.executors.base import Traits
 from lazyarr.graph import build
 from lazyarr.graph.build import user_names
@@ -378,6 +378,22 @@ def _prepare(
     return Prepared(ex, plan, graph, staging, peak, timing_of(ctx, traits))
 
 
+def plan_that_runs(exprs: Sequence[Expr], executor: str | None) -> Plan:
+    """The plan a compute of ``exprs`` on ``executor`` runs: its rechunks staged through a
+    scratch store where the memory check stages them (the scratch is removed again), or,
+    where the check refuses the plan, the plan it refuses."""
+    try:
+        ready = _prepare(exprs, executor, None, None)
+    except MemoryLimitError:
+        ex = resolve_executor(executor)
+        context = getattr(ex, "plan_context", None)
+        extra = context() if context else None
+        return make_plan(exprs, ex.name, passes_for(None, None), extra=extra)
+    if ready.staging is not None:
+        ready.staging.close()
+    return ready.plan
+
+
 def _staged_rechunks(exprs: Sequence[Expr], ctx: PassContext) -> Staging | None:
     """``exprs`` with their all-to-all rechunks through a scratch store (the executor's
     processes share this machine's disk: ``Traits.scratch_local``)."""
@@ -493,6 +509,15 @@ def _call_settings(memory_limit: Any) -> dict[str, Any]:
     return {} if memory_limit is None else {"memory-limit": memory_limit}
 
 
+def _measured(ex: Any, watch: rss.RssWatch) -> Any:
+    """The executor's stats of the run just watched, with the resident set it added to this
+    process where the executor measured none of its own (its workers')."""
+    stats = getattr(ex, "last_stats", None)
+    if stats is not None and getattr(stats, "rss_growth", 0) is None:
+        stats.rss_growth = watch.growth
+    return stats
+
+
 def compute_exprs(
     exprs: Sequence[Expr],
     executor: str | None = None,
@@ -515,11 +540,12 @@ def compute_exprs(
             timing=ready.timing,
         )
         try:
-            results = ex.execute(plan, plan.outputs, bar, **ready.run_options())
+            with rss.watched() as watch:
+                results = ex.execute(plan, plan.outputs, bar, **ready.run_options())
         finally:
             if staging is not None:
                 staging.close()
-    _LAST_RUN.update(stats=getattr(ex, "last_stats", None), total=time.perf_counter() - t0)
+    _LAST_RUN.update(stats=_measured(ex, watch), total=time.perf_counter() - t0)
     return results
 
 
@@ -544,14 +570,17 @@ def persist_exprs(
             timing=ready.timing,
         )
         try:
-            stores: list[BlockStore] = ex.persist(plan, plan.outputs, bar, **ready.run_options())
+            with rss.watched() as watch:
+                stores: list[BlockStore] = ex.persist(
+                    plan, plan.outputs, bar, **ready.run_options()
+                )
         except BaseException:
             if staging is not None:
                 staging.close()
             raise
         if staging is not None:  # kept blocks may still be computing (dask): remove at exit
             atexit.register(staging.close)
-    _LAST_RUN.update(stats=getattr(ex, "last_stats", None), total=time.perf_counter() - t0)
+    _LAST_RUN.update(stats=_measured(ex, watch), total=time.perf_counter() - t0)
     # the plan's chunks: a pass (reblock) may have chosen other blocks than the expression's
     chunks = [plan.stages[o].expr.chunks for o in plan.outputs]
     return [

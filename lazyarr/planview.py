@@ -24,6 +24,7 @@ from lazyarr.executors.base import Traits
 from lazyarr.graph import build
 from lazyarr.graph.build import user_names as named_in
 from lazyarr.graph.expr import Expr
+from lazyarr.optimize.memory import MemoryEstimate
 from lazyarr.optimize.pipeline import PASSES, optimize_until
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz import (
@@ -246,11 +247,11 @@ def _plan_of(
     if measured:
         return _last_run_for(exprs)
     ex = api.resolve_executor(executor)
+    if stage is None:
+        return api.plan_that_runs(exprs, ex.name), ex.name, None
     context = getattr(ex, "plan_context", None)
     extra = context() if context else None
     passes = api.passes_for(None, None)
-    if stage is None:
-        return api.make_plan(exprs, ex.name, passes, extra=extra), ex.name, None
     raw = Plan.from_graph(build(exprs))
     if stage == "raw":
         return raw, ex.name, None
@@ -309,6 +310,17 @@ def _predicted(plan: Plan, executor: str | None, measured: bool) -> dict[str, fl
     return api.predicted_seconds(plan, ctx, getattr(ex, "traits", Traits()))
 
 
+def _memory(plan: Plan, executor: str | None) -> MemoryEstimate | None:
+    """The memory check's estimate of ``plan`` on ``executor`` (None: no executor known)."""
+    if executor is None:
+        return None
+    ex = api.resolve_executor(executor)
+    context = getattr(ex, "plan_context", None)
+    return api.memory_estimate(
+        plan, api.pass_context(ex.name, False, context() if context else None)
+    )
+
+
 def explain(
     *arrays: Any,
     measured: bool = False,
@@ -328,7 +340,7 @@ def explain(
         *arrays, stage=stage, measured=measured, executor=executor, names=names
     )
     predicted = _predicted(plan, ex, measured)
-    text = explain_text(plan, ex, configured_memory_limit(), meas, predicted)
+    text = explain_text(plan, ex, configured_memory_limit(), meas, predicted, _memory(plan, ex))
     if not measured and any(_planned(a, False) is not a for a in arrays):
         text += (
             "\nLengths that depend on values (x[mask], nonzero, unique, ...) are not counted "

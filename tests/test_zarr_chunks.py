@@ -73,12 +73,13 @@ def test_reads_whole_chunks_from_their_files(tmp_path, monkeypatch, layout):
     # rows 8..40, columns 6..12: four whole chunks, each one slab of the (32, 6) block
     np.testing.assert_array_equal(reader.read((slice(8, 40), slice(6, 12))), A[8:40, 6:12])
     assert spy.decoded == 4
-    # chunks cut by the region (rows 3..8) or the array's edge (48..50) go through zarr
+    # chunks cut by the region (rows 3..8) or the array's edge (48..50) are decoded whole
+    # into the thread's chunk buffer and their parts copied (zarr's path made fresh buffers)
     np.testing.assert_array_equal(reader.read((slice(3, 50), slice(6, 12))), A[3:50, 6:])
-    assert spy.decoded == 4 + 5
-    # two chunks wide: no chunk is one slab of the block, zarr reads them all
+    assert spy.decoded == 4 + 7
+    # two chunks wide: no chunk is one slab of the block; each goes through the buffer
     np.testing.assert_array_equal(reader.read((slice(0, 50), slice(0, 12))), A)
-    assert spy.decoded == 4 + 5
+    assert spy.decoded == 4 + 7 + 14
     np.testing.assert_array_equal(reader.read((slice(0, 50, 3), slice(0, 12))), A[::3])
 
 
@@ -116,8 +117,34 @@ def test_writes_whole_chunks_to_their_files(tmp_path, monkeypatch, layout, execu
     spy = Spy(monkeypatch)
     la.store(la.asarray(A, chunks=(16, 6)) * 2, target, executor=executor)
     np.testing.assert_array_equal(target[:], A * 2)
-    assert spy.encoded == 6 * 2  # rows 0..48 are whole chunks; 48..50 is the array's edge
+    # rows 0..48 are whole chunks; 48..50, the array's edge, is padded to a whole chunk
+    assert spy.encoded == 7 * 2
     assert not list(Path(target.store.root).rglob("*.partial"))
+
+
+@pytest.mark.parametrize("layout", ["v3 zstd", "v3 raw", "v2 zstd"])
+@pytest.mark.parametrize("fill", [0.0, -1.5, np.nan])
+def test_edge_chunks_written_from_blocks_read_back_as_zarr_writes_them(tmp_path, layout, fill):
+    """An edge chunk (rows 48..50 of 8-row chunks, columns 6..9 of 3-column ones) is stored
+    padded to a whole chunk, the rest the fill value: zarr reads it back, and its file is
+    as large as the one zarr itself writes for the same data."""
+    data = np.arange(50 * 9, dtype=np.float64).reshape(50, 9) / 3
+    kw = {**LAYOUTS[layout], "fill_value": fill, "chunks": (8, 3)}
+    ours = _array(tmp_path, "ours " + layout, data=np.zeros_like(data), **kw)
+    theirs = _array(tmp_path, "theirs " + layout, data=data, **kw)
+    spy_files = chunk_files(ours)
+    assert spy_files is not None
+    la.store(la.asarray(data, chunks=(16, 9)), ours, executor="numpy")
+    np.testing.assert_array_equal(zarr.open_array(ours.store.root)[:], data)
+    key = ours.metadata.encode_chunk_key((6, 2))  # rows 48..50, columns 6..9: the corner
+    mine, zarrs = Path(ours.store.root) / key, Path(theirs.store.root) / key
+    if layout == "v3 raw":
+        assert mine.read_bytes() == zarrs.read_bytes()
+    else:
+        assert abs(mine.stat().st_size - zarrs.stat().st_size) <= 16
+    got = np.empty((2, 3))
+    spy_files.read_into(ours, (slice(48, 50), slice(6, 9)), got)
+    np.testing.assert_array_equal(got, data[48:, 6:])
 
 
 @pytest.mark.parametrize("write_empty", [False, True])
@@ -146,7 +173,8 @@ def test_round_trip_through_files_on_every_local_executor(tmp_path, monkeypatch,
     out = la.to_zarr((x - x.mean(0)) / x.std(0), str(tmp_path / "out.zarr"), executor=executor)
     expect = (A - A.mean(0)) / A.std(0)
     np.testing.assert_allclose(out[:], expect, rtol=1e-12, atol=1e-12)
-    assert spy.decoded >= 12 and spy.encoded == 6  # each output chunk is one block
+    # each output chunk is one block; the two of rows 48..50 are padded edge chunks
+    assert spy.decoded >= 12 and spy.encoded == 8
     assert_eq(la.from_zarr(str(tmp_path / "out.zarr")), expect)
 
 

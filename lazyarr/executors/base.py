@@ -68,6 +68,10 @@ class RunStats:
     stage_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     blocks: int = 0
     peak_bytes: int = 0
+    """The most bytes of blocks the executor held at once (its own accounting)."""
+    rss_growth: int | None = None
+    """Measured: what the run added to the resident set at its peak, in this process (local
+    executors) or in the worker that grew most (dask); None where not measured."""
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Executor-specific measurements (per-worker bytes and memory on Dask)."""
 

@@ -366,6 +366,7 @@ class DaskExecutor:
         stats.extra["network"] = {"bytes": fetched[0], "seconds": fetched[1]}
         stats.stage_seconds = {n: stage_seconds[n] for n in plan.stages if n in stage_seconds}
         stats.peak_bytes = max((w["peak_memory"] for w in workers.values()), default=0)
+        stats.rss_growth = max((w.get("rss_growth", 0) for w in workers.values()), default=0)
         est = [s.est_bytes for s in plan.stages.values() if s.est_bytes is not None]
         stats.extra = {
             **stats.extra,

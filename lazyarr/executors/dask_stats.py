@@ -8,6 +8,8 @@ watches the worker's task transitions (research notes §5):
   for ndarrays) is added to the bytes received, by sender;
 * any transition into ``memory``: ``state.nbytes`` (managed memory now)
   updates the peak;
+* the worker's resident set, sampled while the run lasts (:mod:`.rss`): what the
+  run added to the process, the measured twin of the memory check's prediction;
 * the worker's own ``transfer_incoming_log`` entries since the reset: bytes
   and seconds of its fetches from peers (:func:`transfer_totals`: the
   network bandwidth the cost model learns, :mod:`.dask_calibrate`).
@@ -29,6 +31,8 @@ from typing import Any
 
 from distributed import Client, WorkerPlugin, get_worker
 from distributed.comm.core import CommClosedError
+
+from lazyarr.executors.rss import RssWatch
 
 __all__ = [
     "PAYLOAD_PREFIX",
@@ -76,6 +80,7 @@ class StatsPlugin(WorkerPlugin):
         self._source: dict[Any, str] = {}
         self._tasks: list[tuple[str, float, float]] = []
         self._since = 0.0
+        self._rss = RssWatch()
 
     def setup(self, worker: Any) -> None:
         # appended to by task threads, read by client.run on the event loop
@@ -84,6 +89,8 @@ class StatsPlugin(WorkerPlugin):
         self.reset()
 
     def reset(self) -> None:
+        self._rss.end()  # the last run's watch, if it was never read
+        self._rss = RssWatch().begin()  # ended by the snapshot after the run
         self.bytes_from = defaultdict(int)
         self.peak = int(self.worker.state.nbytes) if self.worker is not None else 0
         # the log's times are shifted by the scheduler's clock offset
@@ -115,11 +122,13 @@ class StatsPlugin(WorkerPlugin):
         self.peak = max(self.peak, int(state.nbytes))
 
     def snapshot(self) -> dict[str, Any]:
+        self._rss.end()
         with self._lock:
             tasks = list(self._tasks)
         return {
             "bytes_from": dict(self.bytes_from),
             "peak_memory": max(self.peak, int(self.worker.state.nbytes)),
+            "rss_growth": self._rss.growth,
             "tasks": tasks,
             "fetch_log": self._fetch_log(),
         }
@@ -183,6 +192,7 @@ def summarize(snaps: dict[str, dict[str, Any]]) -> tuple[dict[str, float], dict[
     for w, s in snaps.items():
         row = workers[w]
         row["peak_memory"] = int(s["peak_memory"])
+        row["rss_growth"] = int(s.get("rss_growth", 0))
         row["tasks"] = len(s["tasks"])
         for src, n in s["bytes_from"].items():
             row["bytes_in"] += n

@@ -1,7 +1,8 @@
 """Running a lowered task graph on local threads: ready tasks, dependents, freeing.
 
 Worker threads take the next ready task themselves (deepest stage first,
-so a chain of stages streams block by block), run it, and mark its
+so a chain of stages streams block by block; in a depth-first order from the
+outputs where a task reads two stored stages), run it, and mark its
 dependents ready; a value is dropped as soon as its last reader has run.
 No task makes a round trip through the calling thread: a 100-element
 block costs a lock and a heap operation on top of its kernel. The calling
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.optimize.schedule import depth_first_ranks
 from lazyarr.optimize.tasks import COMBINE, FINALIZE, TaskGraph, TaskKind
 
 from .base import Progress
@@ -73,6 +75,9 @@ class _State:
         self.block_count = blocks
         self.ticks = graph.progress_blocks()  # what the progress bar counts per task
         self.ticks_done = 0
+        # the deepest stage's ready task first streams a chain block by block; where a task
+        # reads two stored stages, a depth-first walk from the outputs (schedule.py)
+        self.rank = depth_first_ranks(graph)
         self.ready: list[tuple[int, int, int]] = []
         for tid in range(n):
             if self.waiting[tid] == 0:
@@ -116,6 +121,9 @@ class _State:
             self.in_flight -= self.need[self.tasks[tid].stage]
 
     def push(self, tid: int) -> None:
+        if self.rank is not None:
+            heapq.heappush(self.ready, (self.rank[tid], 0, tid))
+            return
         task = self.tasks[tid]
         final = task.kind in (FINALIZE, COMBINE)
         heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
@@ -172,6 +180,9 @@ def _worker(state: _State, run: Callable[[int], Any]) -> None:
             state.complete(tid, value, seconds)
             if state.ready or state.done >= n:
                 cond.notify_all()
+        # the value's readers may drop it while this thread runs its next task: no
+        # reference here may keep it alive meanwhile (a block more per thread at the peak)
+        del value
 
 
 def run_graph(

@@ -65,12 +65,15 @@ class ArrayWriter(ByToken):
 
     def buffer_bytes(self, block: tuple[int, ...]) -> int:
         """The per-thread buffers lazyarr's own chunk writes keep: one chunk gathered out of
-        a block of shape ``block`` when it is not a slab of it, and the zstd compressor that
-        streams chunks into their files (its window and tables)."""
+        a block of shape ``block`` when it is not a slab of it (or an edge chunk padded to
+        a whole one), and the zstd compressor that streams chunks into their files (its
+        window and tables)."""
         if not self._writes_files():
             return 0
         chunk_bytes = math.prod(self.chunks) * self.dtype.itemsize
         gathered = gathered_bytes(block, self.chunks, self.dtype.itemsize)
+        if any(n % c for n, c in zip(self.shape, self.chunks)):
+            gathered = chunk_bytes
         return gathered + stream_context_bytes(self.files.codec, chunk_bytes)
 
     def _writes_files(self) -> bool:

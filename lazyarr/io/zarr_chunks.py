@@ -57,22 +57,67 @@ class ChunkFiles:
     write_empty: bool
 
     def read_into(self, array: Any, where: tuple[slice, ...], out: np.ndarray) -> None:
-        """Fill ``out`` with ``array[where]`` (steps 1): whole chunks decoded in place."""
+        """Fill ``out`` with ``array[where]`` (steps 1): whole chunks decoded in place, a
+        chunk cut by the region (or the array's edge) decoded into this thread's chunk
+        buffer and its part copied out."""
         for coords, box, local in self._chunks(where):
             dst = out[local]
-            if not (self._whole(box, dst) and self._decode(coords, dst)):
-                dst[...] = array[box]  # cut by the region's edge, or missing: zarr decides
+            whole = self._whole(box, dst)
+            if not (self._decode(coords, dst) if whole else self._decode_part(coords, box, dst)):
+                dst[...] = array[box]  # no file (the fill value): zarr decides
 
     def write_from(self, array: Any, where: tuple[slice, ...], block: np.ndarray) -> None:
         """Store ``block`` at ``array[where]`` (steps 1): whole chunks encoded from place."""
         for coords, box, local in self._chunks(where):
             src = block[local]
-            if self.writable and self._covers(box) and src.dtype == self.dtype:
+            if not (self.writable and src.dtype == self.dtype):
+                array[box] = src
+            elif self._covers(box):
                 # a chunk cut across the block's inner axes is copied into one slab first
                 # (a copy of one chunk: far cheaper than zarr's own path for it)
                 self._encode(coords, contiguous(src))
+            elif self._edge(coords, box, array.shape):
+                self._encode(coords, self._padded(coords, box, src))
             else:
-                array[box] = src
+                array[box] = src  # part of a chunk: zarr merges it with the stored rest
+
+    def _box_in_chunk(self, coords: tuple[int, ...], box: tuple[slice, ...]) -> tuple:
+        """``box`` relative to the origin of chunk ``coords``."""
+        return tuple(
+            slice(b.start - k * c, b.stop - k * c) for b, k, c in zip(box, coords, self.chunk_shape)
+        )
+
+    def _chunk_buffer(self) -> np.ndarray:
+        """This thread's buffer of one whole chunk (valid until its next use)."""
+        size = math.prod(self.chunk_shape)
+        flat = np.frombuffer(_scratch(size * self.dtype.itemsize, "copy"), self.dtype, size)
+        return flat.reshape(self.chunk_shape)
+
+    def _decode_part(
+        self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
+    ) -> bool:
+        """Decode chunk ``coords`` whole into this thread's chunk buffer and copy its part
+        ``box`` into ``dst`` (False when it has no file)."""
+        chunk = self._chunk_buffer()
+        if not self._decode(coords, chunk):
+            return False
+        dst[...] = chunk[self._box_in_chunk(coords, box)]
+        return True
+
+    def _edge(self, coords: tuple[int, ...], box: tuple[slice, ...], shape: tuple) -> bool:
+        """``box`` is all of chunk ``coords`` that lies inside an array of ``shape``."""
+        return all(
+            b.start == k * c and b.stop == min((k + 1) * c, n)
+            for b, k, c, n in zip(box, coords, self.chunk_shape, shape)
+        )
+
+    def _padded(self, coords: tuple[int, ...], box: tuple[slice, ...], src: np.ndarray) -> Any:
+        """An edge chunk's part ``src`` in a whole chunk, the rest the fill value, as zarr
+        stores edge chunks (in this thread's chunk buffer)."""
+        chunk = self._chunk_buffer()
+        chunk[...] = 0 if self.fill_value is None else self.fill_value
+        chunk[self._box_in_chunk(coords, box)] = src
+        return chunk
 
     def _chunks(self, where: tuple[slice, ...]) -> Any:
         """Each chunk under ``where``: its coordinates, its box in the array and in the block."""

@@ -168,16 +168,20 @@ class MemoryEstimate:
         reader's chunk buffer."""
         return self.block_bytes + self.waiting + self.io_buffer
 
-    def explain(self, limit: int | None) -> str:
-        """One line: the peak and its parts (and the limit, when there is one)."""
+    def parts(self) -> str:
+        """What the peak is made of: tasks at once, blocks held, blocks fetched ahead."""
         where = f" ({self.block_stage})" if self.block_stage else ""
         parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task{where}"
         if self.held:
             parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
         if self.fetched:
             parts += f" + {_fmt(self.fetched)} fetched ahead"
+        return parts
+
+    def explain(self, limit: int | None) -> str:
+        """One line: the peak and its parts (and the limit, when there is one)."""
         over = f" > memory-limit {_fmt(limit)}" if limit is not None and self.peak > limit else ""
-        return f"predicted peak {_fmt(self.peak)}{over}: {parts}"
+        return f"predicted peak {_fmt(self.peak)}{over}: {self.parts()}"
 
 
 def _fmt(n: float) -> str:
@@ -283,18 +287,32 @@ def estimate(
 def _read_buffer(plan: Plan) -> int:
     """The buffers each thread keeps for chunk files (``io/zarr_chunks.py``): one of the
     largest stored chunk any reader decodes (as large as the chunk when it does not
-    compress), and one of the largest chunk any writer gathers out of its block."""
+    compress), one of the largest chunk a reader decodes whole to copy a part of it (its
+    blocks cut the stored chunks, or the array's edge does), and one of the largest chunk
+    any writer gathers out of its block."""
     read, gather = 0, 0
     for s in plan.stages.values():
         for m in s.members:
             reader = getattr(m.op, "reader", None)
             chunks = getattr(reader, "chunks", None)
             if chunks:
-                read = max(read, math.prod(chunks) * m.dtype.itemsize)
+                chunk = math.prod(chunks) * m.dtype.itemsize
+                read = max(read, chunk * (2 if _cuts_chunks(reader, chunks, m) else 1))
         kept = getattr(getattr(s.expr.op, "target", None), "buffer_bytes", None)
         if isinstance(s.expr.op, Write) and kept is not None:
             gather = max(gather, kept(largest_block_shape(s.expr.inputs[0])))
     return read + gather
+
+
+def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
+    """Some block of ``expr`` (a read of ``reader``) takes part of a stored chunk: a block
+    edge inside a chunk, or a chunk cut by the stored array's edge."""
+    shape = getattr(reader, "shape", None)
+    if shape is None or len(shape) != len(chunks) or expr.shape != tuple(shape):
+        return True  # a region of the store (pushed-down slicing): any chunk may be cut
+    if any(n % c for n, c in zip(shape, chunks)):
+        return True
+    return any(any(b % c for b in offsets(bs)) for bs, c in zip(expr.chunks, chunks))
 
 
 def in_flight_budget(

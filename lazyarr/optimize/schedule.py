@@ -15,6 +15,15 @@ for every executor:
 The dask executor translates them into priorities and token tasks; the numba
 executor runs in one process with its tasks bounded by bytes, where the
 order of ready tasks already keeps one exchange block in flight per thread.
+
+Where nothing asks for order, the numba executor takes the deepest stage's
+ready task first, so a chain of stages streams block by block. That order
+fails where a task reads blocks of two stored stages (``a + c`` of two
+``map_blocks`` results): the later stage ran whole before the earlier one
+began, and every one of its blocks waited (a 400 MiB limit, 5 GiB held).
+:func:`depth_first_ranks` gives such graphs the order of one thread that
+finishes each output block before it starts the next (a depth-first walk
+from the outputs), so a block waits only for its siblings.
 The facts of the sample sort's exchange: partials first, the ``k``-th of
 every block before the next ``k`` (each input block is released as soon as it
 is split), every partial after the whole offsets input (a few integers per
@@ -31,7 +40,7 @@ import numpy as np
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Schedule, Task, TaskGraph, TaskKind
 
-__all__ = ["Schedule", "schedule"]
+__all__ = ["Schedule", "depth_first_ranks", "schedule"]
 
 
 def schedule(graph: TaskGraph) -> Schedule:
@@ -97,3 +106,52 @@ def _input_tasks(graph: TaskGraph, si: int, position: int) -> tuple[int, ...]:
             }
         )
     )
+
+
+def depth_first_ranks(graph: TaskGraph) -> list[int] | None:
+    """Each task's place in a depth-first walk from the graph's last tasks (outputs, in
+    order), inputs before their readers: the order of one thread that finishes every output
+    block before starting the next. None where the deepest-stage-first order already streams
+    (no task reads blocks of two stages besides its own) or an op ordered its tasks."""
+    tasks = graph.tasks
+    if (graph.schedule is not None and graph.schedule.priority) or not _reads_two_stages(tasks):
+        return None
+    n = len(tasks)
+    has_reader = bytearray(n)
+    for t in tasks:
+        for d in t.deps:
+            has_reader[d] = 1
+    rank = [0] * n
+    seen = bytearray(n)
+    r = 0
+    for root in range(n):
+        if has_reader[root] or seen[root]:
+            continue
+        seen[root] = 1
+        stack, at = [root], [0]
+        while stack:
+            deps = tasks[stack[-1]].deps
+            i = at[-1]
+            while i < len(deps) and seen[deps[i]]:
+                i += 1
+            if i < len(deps):
+                at[-1] = i + 1
+                seen[deps[i]] = 1
+                stack.append(deps[i])
+                at.append(0)
+            else:
+                rank[stack.pop()] = r
+                at.pop()
+                r += 1
+    return rank
+
+
+def _reads_two_stages(tasks: list[Task]) -> bool:
+    """Some task depends on tasks of two stages other than its own."""
+    for t in tasks:
+        if len(t.deps) < 2:
+            continue
+        other = {tasks[d].stage for d in t.deps} - {t.stage}
+        if len(other) >= 2:
+            return True
+    return False

@@ -3,7 +3,9 @@
 Executor, the wall time split into planning (building, optimizing and
 lowering the plan into tasks), compiling (the Numba kernels, where the
 executor compiles here) and running (the rest: tasks, scheduling, gathering), which
-add up to the total; blocks, peak bytes, one row per stage (its name, the
+add up to the total; blocks; memory: what the run added to the resident set at
+its peak (measured while it ran, per worker on a cluster) beside the memory
+check's prediction, and the most bytes of blocks the executor held; one row per stage (its name, the
 name the user gave it where known, the measured time (on one process its
 tasks' time summed over threads, on a cluster the span from its first task's
 start to its last task's end), the time the cost model predicted for it
@@ -58,6 +60,9 @@ class RunSummary:
     predicted_peak: int | None = None
     """The peak the memory check predicted (per process, or per worker on dask), when it
     ran (under ``memory-limit``), to read beside the measured one."""
+    rss_growth: int | None = None
+    """Measured: what the run added to the resident set at its peak (per process, or the
+    worker that grew most on dask)."""
     timed: bool = False
     """Whether the rows carry predicted seconds (the ``predicted`` column is shown)."""
 
@@ -65,7 +70,7 @@ class RunSummary:
         """A plain-text report: a header line, the plan's shape, one line per stage."""
         head = [
             f"lazyarr last run on {self.executor}: {fmt_seconds(self.seconds)}{self._split()}, "
-            f"{_count(self.blocks)} blocks, peak {fmt_bytes(self.peak_bytes)}{self._predicted()}",
+            f"{_count(self.blocks)} blocks, {self._memory()}",
             f"plan: {self.stages} stages, {self.fused} fused",
         ]
         if not self.rows:
@@ -88,7 +93,7 @@ class RunSummary:
         head = (
             f"<p><b>lazyarr last run</b> on <code>{e(self.executor)}</code>: "
             f"{e(fmt_seconds(self.seconds))}{e(self._split())}, {e(_count(self.blocks))} blocks, "
-            f"peak {e(fmt_bytes(self.peak_bytes))}{e(self._predicted())}; "
+            f"{e(self._memory())}; "
             f"plan: {self.stages} stages, {self.fused} fused</p>"
         )
         right = "<td style='text-align:right'>"
@@ -120,10 +125,15 @@ class RunSummary:
             return None
         return max(0.0, self.seconds - (self.planning or 0.0) - (self.compiling or 0.0))
 
-    def _predicted(self) -> str:
-        return (
+    def _memory(self) -> str:
+        """``peak RSS +<measured> (predicted <peak>), blocks held <bytes>``: the parts known."""
+        predicted = (
             "" if self.predicted_peak is None else f" (predicted {fmt_bytes(self.predicted_peak)})"
         )
+        held = f"blocks held {fmt_bytes(self.peak_bytes)}"
+        if self.rss_growth is None:
+            return held + predicted
+        return f"peak RSS +{fmt_bytes(self.rss_growth)}{predicted}, {held}"
 
     def _split(self) -> str:
         """`` = planning .. + compiling .. + running ..`` (the parts known), adding up."""
@@ -187,6 +197,7 @@ def run_summary(
     )
     blocks = _get(stats, "blocks")
     peak = _get(stats, "peak_bytes")
+    grown = _get(stats, "rss_growth")
     extra = _get(stats, "extra") or {}
     extra = extra if isinstance(extra, Mapping) else {}
     compiling = extra.get("compile_seconds")
@@ -206,5 +217,6 @@ def run_summary(
         fused=sum(f.style == "fused" for f in facts.values()),
         rows=rows,
         predicted_peak=predicted_peak,
+        rss_growth=int(grown) if grown is not None else None,
         timed=predicted is not None,
     )

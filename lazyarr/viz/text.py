@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lazyarr.optimize.memory import estimate
+from lazyarr.optimize.memory import MemoryEstimate, estimate
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz.facts import (
     Measured,
@@ -182,13 +182,17 @@ def _workers(plan: Plan, measured: Measured | None) -> list[str]:
     return lines
 
 
-def _predicted_peak(plan: Plan, memory_limit: int | None) -> str:
-    """One line: the predicted peak per process (or per worker) with one task at a time,
-    and what blocks kept for many readers add (rechunks, transposes in other chunks)."""
+def _predicted_peak(plan: Plan, memory_limit: int | None, est: MemoryEstimate | None) -> str:
+    """One line: the predicted peak per process (or per worker) and its parts, as the memory
+    check counts them (``est``; None: one task at a time), and what blocks kept for many
+    readers add (rechunks, transposes in other chunks)."""
     workers = max(1, len(plan.workers))
-    est = estimate(plan, 1, workers, gathered=not plan.workers)
     where = f"per worker of {workers}" if plan.workers else "per process"
-    line = f"predicted peak: {fmt_bytes(est.peak)} {where}, one task at a time"
+    if est is None:
+        est = estimate(plan, 1, workers, gathered=not plan.workers)
+        line = f"predicted peak: {fmt_bytes(est.peak)} {where}, one task at a time"
+    else:
+        line = f"predicted peak: {fmt_bytes(est.peak)} {where} = {est.parts()}"
     if est.fanout:
         line += f" ({fmt_bytes(est.fanout)} kept for readers of many blocks)"
     if memory_limit is not None and est.fanout and est.peak > memory_limit:
@@ -204,9 +208,11 @@ def explain_text(
     memory_limit: int | None = None,
     measured: Measured | None = None,
     predicted: Mapping[str, float] | None = None,
+    memory: MemoryEstimate | None = None,
 ) -> str:
     """The EXPLAIN text of ``plan``; ``measured`` adds a run's numbers beside the estimates,
-    ``predicted`` the cost model's seconds per stage."""
+    ``predicted`` the cost model's seconds per stage, ``memory`` the memory check's estimate
+    for the executor (None: one task at a time)."""
     facts = plan_facts(plan, memory_limit)
     fuse = fusion_reasons(plan)
     place = placement_reasons(plan)
@@ -220,7 +226,7 @@ def explain_text(
     ]
     if measured is not None and measured.seconds is not None:
         lines.append(f"measured: {fmt_seconds(measured.seconds)} in total on {measured.executor}")
-    lines.append(_predicted_peak(plan, memory_limit))
+    lines.append(_predicted_peak(plan, memory_limit, memory))
     over = [f.name for f in facts.values() if f.over_limit]
     if over:
         lines.append(f"! {len(over)} stage(s) may exceed the memory limit: {', '.join(over)}")

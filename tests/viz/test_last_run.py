@@ -47,7 +47,7 @@ def test_summary_reads_the_executors_stats(plan: Plan):
     stats = {"seconds": 1.5, "stage_seconds": {name: 0.25}, "blocks": 7, "peak_bytes": 2_000_000}
     s = run_summary(plan, "numba", stats)
     text = s.text()
-    assert "1.50 s" in text and "7 blocks" in text and "peak 1.91 MiB" in text
+    assert "1.50 s" in text and "7 blocks" in text and "blocks held 1.91 MiB" in text
     assert "250.0 ms" in text
 
 

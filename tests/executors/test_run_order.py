@@ -1,0 +1,104 @@
+"""The order local executors run ready tasks in keeps few blocks waiting (optimize/schedule.py).
+
+Before: the numba executor took the deepest stage's ready task first. For
+``(map_blocks(sin, x) + map_blocks(cos, x)).sum(axis=1)`` it ran every block
+of the second ``map_blocks`` before the first began, so all of them waited
+for their partners: under ``memory-limit: 400MiB`` the process grew by 5 GiB.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import lazyarr as la
+from lazyarr.optimize.schedule import depth_first_ranks
+
+ROWS, COLS, BLOCK_ROWS = 40 * 16, 4000, 16  # 40 blocks of 0.5 MB
+
+
+@pytest.fixture(autouse=True)
+def _compiled_small_blocks():
+    """Numba kernels at these sizes, the blocks as written (not merged by reblock), and a
+    limit: under one, the random source is made anew in each reader, so both map_blocks
+    stages are ready at once (without one, the source's tasks paced them)."""
+    settings = {"numba.compile-threshold": 0, "array.min-chunk-size": 0, "memory-limit": "16MiB"}
+    with la.config.set(settings):
+        yield
+
+
+def _sin(block: np.ndarray) -> np.ndarray:
+    return np.sin(block)  # a Python function: its own stage (a ufunc would be fused)
+
+
+def _cos(block: np.ndarray) -> np.ndarray:
+    return np.cos(block)
+
+
+def _two_stored_stages(kind: str):
+    x = la.random.random((ROWS, COLS), chunks=(BLOCK_ROWS, -1), seed=5)
+    a = la.map_blocks(_sin, x, dtype=x.dtype)
+    c = la.map_blocks(_cos, x, dtype=x.dtype)
+    y = a + c
+    return x, (y.sum(axis=1) if kind == "rows" else y.sum())
+
+
+@pytest.mark.parametrize("kind", ["rows", "all"])
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_a_task_reading_two_stored_stages_does_not_wait_for_a_whole_stage(executor, kind):
+    x, y = _two_stored_stages(kind)
+    xs = x.compute(memory_limit="1GiB")  # the reference, gathered whole
+    want = np.sin(xs) + np.cos(xs)
+    want = want.sum(axis=1) if kind == "rows" else want.sum()
+    np.testing.assert_allclose(y.compute(executor=executor), want, rtol=1e-10)
+    block = BLOCK_ROWS * COLS * 8
+    held = la.last_run().stats.peak_bytes
+    # two threads, each with its pair of blocks and one more made: a few blocks, never the
+    # 40 of a whole stage (before: 41 blocks held, 20.5 MB under the 16 MiB limit)
+    assert held <= 6 * block, held / block
+
+
+def test_the_depth_first_order_makes_each_block_pair_before_the_next():
+    _, y = _two_stored_stages("rows")
+    ready = la.api._prepare([y._expr], "numba", None, None)
+    graph = ready.graph
+    ranks = depth_first_ranks(graph)
+    assert ranks is not None and sorted(ranks) == list(range(len(graph.tasks)))
+    for tid, task in enumerate(graph.tasks):
+        assert all(ranks[d] < ranks[tid] for d in task.deps)  # inputs before their readers
+    # each pair's reader runs before either map_blocks stage makes the next pair
+    readers = [
+        t
+        for t, task in enumerate(graph.tasks)
+        if len({graph.tasks[d].stage for d in task.deps} - {task.stage}) == 2
+    ]
+    assert len(readers) == ROWS // BLOCK_ROWS
+    readers.sort(key=lambda t: ranks[t])
+    for before, after in itertools.pairwise(readers):
+        assert min(ranks[d] for d in graph.tasks[after].deps) > ranks[before]
+
+
+def test_a_chain_keeps_the_deepest_stage_first_order():
+    """A chain of stages (each task reads one stored stage) streams in the old order: no
+    walk is made for it (it costs a pass over every task)."""
+    x = la.random.random((ROWS, COLS), chunks=(BLOCK_ROWS, -1), seed=5)
+    y = la.map_blocks(_sin, x, dtype=x.dtype).sum()
+    graph = la.api._prepare([y._expr], "numba", None, None).graph
+    assert depth_first_ranks(graph) is None
+
+
+def test_under_a_limit_the_process_grows_less_than_the_limit():
+    """Measured: the resident set the run added (sampled while it ran, with the kernel's
+    high-water mark) stays under the limit; before, the whole second stage (20 MB here,
+    5 GiB in the report) waited."""
+    x = la.random.random((ROWS * 4, COLS), chunks=(BLOCK_ROWS * 4, -1), seed=5)
+    y = (la.map_blocks(_sin, x, dtype=x.dtype) + la.map_blocks(_cos, x, dtype=x.dtype)).sum()
+    with la.config.set({"memory-limit": "24MiB"}):
+        y.compute(executor="numba")  # compiles (or loads) the kernels: not measured
+        y.compute(executor="numba")
+    run = la.last_run()
+    assert run.predicted_peak is not None and run.predicted_peak <= 24 * 2**20
+    assert run.stats.rss_growth is not None and run.stats.rss_growth < 24 * 2**20
+    assert run.stats.peak_bytes <= run.predicted_peak
