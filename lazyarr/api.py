@@ -37,6 +37,7 @@ from lazyarr.optimize.memory import (
     estimate,
     gathered_bytes,
     largest_block_bytes,
+    threads_that_fit,
 )
 from lazyarr.optimize.pipeline import PassContext, optimize
 from lazyarr.optimize.plan import Plan, Stage
@@ -427,21 +428,41 @@ def memory_estimate(plan: Plan, ctx: PassContext) -> MemoryEstimate:
     return estimate(plan, max(1, ctx.threads), workers, not ctx.workers, temporaries)
 
 
-def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryEstimate | None:
-    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit; the
-    estimate it checked (None without a limit).
+def fitted_estimate(
+    plan: Plan, ctx: PassContext, bounded: bool = False
+) -> tuple[MemoryEstimate, bool]:
+    """The predicted peak of ``plan`` as it will run, and whether it fits the memory limit.
 
     ``bounded``: the executor runs fewer tasks at once when their working sets would not
-    fit (the numba executor), so the plan only needs one task at a time to fit.
+    fit (the numba executor): the plan then fits when one task does, and its peak is that
+    of the tasks that fit at once.
     """
+    est = memory_estimate(plan, ctx)
+    limit = ctx.memory_limit
+    if limit is None or est.peak <= limit:
+        return est, True
+    threads = threads_that_fit(est, limit)
+    if not (bounded and est.per_task and threads):
+        return est, False
+    # fewer threads where their chunk buffers leave no room; a task starts only while the
+    # running ones' working sets fit what is left (one always may run)
+    fixed = est.held + est.runtime + est.fetched + est.partials + threads * est.io_buffer
+    room = limit - fixed
+    running = max(est.per_task, min(threads * est.per_task, room))
+    fit = max(1, min(threads, room // est.per_task))
+    return dataclasses.replace(est, tasks_at_once=fit, threads=threads, peak=fixed + running), True
+
+
+def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryEstimate | None:
+    """Refuse ``plan`` before it runs when its predicted peak exceeds the memory limit; the
+    estimate it checked (None without a limit; :func:`fitted_estimate` says what ``bounded``
+    allows)."""
     if ctx.memory_limit is None:
         return None
-    est = memory_estimate(plan, ctx)
-    if est.peak <= ctx.memory_limit:
+    est, fits = fitted_estimate(plan, ctx, bounded)
+    if fits:
         return est
-    room = ctx.memory_limit - est.held
-    if bounded and est.per_task and room >= est.per_task:
-        return est
+    room = ctx.memory_limit - est.held - est.runtime - est.fetched - est.partials - est.buffers
     if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "

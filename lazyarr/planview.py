@@ -316,9 +316,9 @@ def _memory(plan: Plan, executor: str | None) -> MemoryEstimate | None:
         return None
     ex = api.resolve_executor(executor)
     context = getattr(ex, "plan_context", None)
-    return api.memory_estimate(
-        plan, api.pass_context(ex.name, False, context() if context else None)
-    )
+    ctx = api.pass_context(ex.name, False, context() if context else None)
+    bounded = getattr(ex, "traits", Traits()).bounds_in_flight
+    return api.fitted_estimate(plan, ctx, bounded)[0]
 
 
 def explain(

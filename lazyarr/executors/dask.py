@@ -101,7 +101,7 @@ def _planned_memory(info: dict[str, Any], plan: Plan) -> int | None:
     est = estimate(plan, threads, workers, gathered=False, temporaries=False)
     # and no batch above one task's working set, which the prediction counts per thread
     # (the quick pencil rechunk: workers +80/+74 MiB batched at the headroom, predicted 63)
-    per_task = est.per_task * BATCH_SHARES * threads
+    per_task = (est.per_task + est.io_buffer) * BATCH_SHARES * threads
     return min(max(0, config.parse_bytes(limit) - est.peak), per_task)
 
 

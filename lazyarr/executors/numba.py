@@ -36,7 +36,7 @@ from lazyarr import config
 from lazyarr.graph.ops import BlockStore
 from lazyarr.kernels.compile import Options
 from lazyarr.kernels.numba_set import FallbackWarning, NumbaKernels
-from lazyarr.optimize.memory import in_flight_budget
+from lazyarr.optimize.memory import estimate, in_flight_budget, threads_that_fit
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.tasks import JOINT, PARTIAL, Task, TaskGraph
 
@@ -293,8 +293,11 @@ class NumbaExecutor:
             # tiny data, or tiny tasks: a kernel runs for less time than the Python around
             # it, which holds the GIL, so a second thread only adds contention
             threads = 1
+        if threads > 1 and plan.memory_limit is not None:  # as many as their buffers allow
+            est = estimate(plan, threads, 1, True, False)
+            threads = max(1, threads_that_fit(est, plan.memory_limit))
         stats.extra["threads"] = threads
-        bound = _in_flight_bound(plan, graph) if threads > 1 else {}
+        bound = _in_flight_bound(plan, graph, threads) if threads > 1 else {}
         if bound:
             stats.extra["in_flight_budget"] = bound["budget"]
         live = sum(a.nbytes for a in into.values())
@@ -329,14 +332,14 @@ class NumbaExecutor:
         return result
 
 
-def _in_flight_bound(plan: Plan, graph: TaskGraph) -> dict[str, Any]:
-    """``run_graph``'s byte bound under the plan's memory limit: what the held stages and
-    results leave, and each stage's working set per task (generated kernels keep no
-    temporaries)."""
+def _in_flight_bound(plan: Plan, graph: TaskGraph, threads: int) -> dict[str, Any]:
+    """``run_graph``'s byte bound under the plan's memory limit: what the held stages,
+    results and the ``threads``' chunk buffers leave, and each stage's working set per task
+    (generated kernels keep no temporaries)."""
     if plan.memory_limit is None:
         return {}
     bound_allocator()
-    budget, need = in_flight_budget(plan, plan.memory_limit, True, False)
+    budget, need = in_flight_budget(plan, plan.memory_limit, True, False, threads)
     return {"budget": budget, "need": [need[s.name] for s in graph.stages]}
 
 

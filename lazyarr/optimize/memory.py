@@ -41,6 +41,7 @@ __all__ = [
     "gathered_bytes",
     "held_whole",
     "in_flight_budget",
+    "threads_that_fit",
     "largest_block",
     "largest_block_bytes",
     "region_size",
@@ -127,11 +128,22 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
             held += region_size(body_region) * body.dtype.itemsize
     else:
         held = region_size(body_region) * body.dtype.itemsize
+    return held + partials_bytes(stage)
+
+
+def partials_bytes(stage: Stage) -> int:
+    """What a reduce block keeps besides its body block: the partial state of every reduced
+    block (a variance's count, mean and squared deviations: its op's ``state_itemsize``) and
+    the output block."""
+    expr = stage.expr
+    _, out = largest_block(expr)
+    out_bytes = region_size(out) * expr.dtype.itemsize
     if expr.op.gathers:  # the partials are slices of the block: together its size
-        return held + 2 * out_bytes
+        return 2 * out_bytes
+    body = expr.inputs[0]
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
-    partial = max(out_bytes, expr.dtype.itemsize)
-    return held + reduced * partial + out_bytes
+    state = region_size(out) * expr.op.state_itemsize(body, expr)
+    return reduced * max(state, out_bytes, expr.dtype.itemsize) + out_bytes
 
 
 class MemoryLimitError(MemoryError):
@@ -158,24 +170,44 @@ class MemoryEstimate:
     (a rechunk, a transpose in other chunks: :mod:`lazyarr.optimize.fanout`)."""
 
     io_buffer: int = 0
-    """The chunk buffers each thread keeps: one stored chunk decoded, one chunk gathered."""
+    """The chunk buffers each thread keeps: one stored chunk decoded, one chunk gathered.
+    A thread keeps them between its tasks: they count per thread, not per running task."""
     fetched: int = 0
     """On a cluster, blocks a worker fetches for its next tasks while one runs."""
+    runtime: int = 0
+    """The executor's own growth: its bookkeeping per block (:data:`TASK_BYTES`) and per
+    running thread (:data:`THREAD_STATE_BYTES`)."""
+    threads: int = 0
+    """Threads that keep chunk buffers (0: as many as tasks at once)."""
+    partials: int = 0
+    """Reductions' partial states kept until their output block is finished (and the
+    partly made output blocks), for as many output blocks as run at once."""
+
+    @property
+    def buffers(self) -> int:
+        """The chunk buffers of every thread."""
+        return (self.threads or self.tasks_at_once) * self.io_buffer
 
     @property
     def per_task(self) -> int:
-        """Bytes each task at once accounts for: its working set, a block waiting and a
-        reader's chunk buffer."""
-        return self.block_bytes + self.waiting + self.io_buffer
+        """Bytes each task at once accounts for: its working set and a block waiting."""
+        return self.block_bytes + self.waiting
 
     def parts(self) -> str:
         """What the peak is made of: tasks at once, blocks held, blocks fetched ahead."""
         where = f" ({self.block_stage})" if self.block_stage else ""
         parts = f"{self.tasks_at_once} x {_fmt(self.per_task)} per task{where}"
+        if self.io_buffer:
+            threads = self.threads or self.tasks_at_once
+            parts += f" + {threads} x {_fmt(self.io_buffer)} chunk buffers per thread"
+        if self.partials:
+            parts += f" + {_fmt(self.partials)} partial states"
         if self.held:
             parts += f" + {_fmt(self.held)} held ({', '.join(self.held_stages) or 'results'})"
         if self.fetched:
             parts += f" + {_fmt(self.fetched)} fetched ahead"
+        if self.runtime:
+            parts += f" + {_fmt(self.runtime)} run bookkeeping"
         return parts
 
     def explain(self, limit: int | None) -> str:
@@ -221,6 +253,21 @@ def gathered_bytes(plan: Plan) -> int:
 FETCHED_AHEAD = 3
 """Stored blocks a Dask worker may hold for its queued tasks beyond one per running task."""
 
+TASK_BYTES = 256
+"""What the executor's bookkeeping grows by per block of the plan (its lists, heaps and small
+objects per task): measured on the numba executor at 100,000 blocks, 234 bytes per block in
+the first run at that size (Python's small-object arenas growing), 30-75 after.
+"""
+
+THREAD_STATE_BYTES = 16 << 10
+"""What each thread running tasks adds while it runs them besides their blocks (frames, a
+kernel call's arguments, a random generator's state): measured, 2.7 KiB per thread over the
+blocks of a fused random chain.
+
+Not counted, as one-time costs of the process rather than of a plan: compiling a kernel
+(LLVM: 100-200 MiB while it runs, none once it is in numba's on-disk cache) and the first
+start of the executor's threads (about 100 KiB each, kept for later runs)."""
+
 
 def estimate(
     plan: Plan,
@@ -235,13 +282,23 @@ def estimate(
     ``temporaries``: fused members keep a temporary each (NumPy kernels); generated
     kernels compute a fused group in one loop without them.
     """
-    worst, where = 0, ""
+    # per task: its working set less a reduction's partials; the partials of one output
+    # block are kept once, however many threads make them (for up to ``tasks_at_once``
+    # output blocks at a time), and a joint task keeps every sibling's
+    worst, where, partials = 0, "", 0
     for s in plan.stages.values():
         if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             continue  # a source's blocks are counted in its readers' working sets
-        b = block_peak_bytes(s, temporaries)
+        kept = partials_bytes(s) if s.kind == "reduce" else 0
+        b = block_peak_bytes(s, temporaries) - kept
         if b > worst:
             worst, where = b, s.name
+        partials = max(partials, min(tasks_at_once, s.nblocks) * kept)
+    if plan.joint:
+        for names in plan.siblings:
+            stages = [plan.stages[n] for n in names if plan.stages[n].kind == "reduce"]
+            kept = sum(min(tasks_at_once, t.nblocks) * partials_bytes(t) for t in stages)
+            partials = max(partials, kept)
     held_names = held_whole(plan)
     held = sum(plan.stages[n].expr.nbytes for n in held_names)
     fans = fanout_holds(plan, skip=set(held_names))
@@ -269,7 +326,10 @@ def estimate(
     # up to three blocks beyond the one waiting per task (a 0.66 GiB pencil rechunk on 2
     # workers: +73/+71 MiB, with 13.5 MB blocks and one task's working set of 38 MB)
     fetched = 0 if gathered else FETCHED_AHEAD * waiting
-    peak = tasks_at_once * (worst + waiting + io_buffer) + held + fetched
+    runtime = math.ceil(TASK_BYTES * plan.total_blocks / max(1, workers))
+    runtime += THREAD_STATE_BYTES * tasks_at_once
+    peak = tasks_at_once * (worst + waiting + io_buffer) + partials + held + fetched + runtime
+    # (``tasks_at_once`` threads, each with its chunk buffers)
     return MemoryEstimate(
         peak,
         worst,
@@ -281,6 +341,8 @@ def estimate(
         math.ceil(fanout / max(1, workers)),
         io_buffer,
         fetched,
+        runtime,
+        partials=partials,
     )
 
 
@@ -315,17 +377,30 @@ def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
     return any(any(b % c for b in offsets(bs)) for bs, c in zip(expr.chunks, chunks))
 
 
+def threads_that_fit(est: MemoryEstimate, limit: int) -> int:
+    """The most threads, up to ``est.tasks_at_once``, whose chunk buffers leave room under
+    ``limit`` for one task besides what is held (0: not even one thread)."""
+    fixed = est.held + est.runtime + est.fetched + est.partials
+    for threads in range(est.tasks_at_once, 0, -1):
+        if limit - fixed - threads * est.io_buffer >= est.per_task:
+            return threads
+    return 0
+
+
 def in_flight_budget(
-    plan: Plan, limit: int, gathered: bool = True, temporaries: bool = True
+    plan: Plan, limit: int, gathered: bool = True, temporaries: bool = True, threads: int = 1
 ) -> tuple[int, dict[str, int]]:
     """Bytes the running tasks' working sets may take together under ``limit`` (what the
-    held stages and gathered results leave), and one task's working set per stage (a
-    stored block waiting for its reader included)."""
+    held stages, gathered results, bookkeeping and the chunk buffers of ``threads`` threads
+    leave), and one task's working set per stage (a stored block waiting for its reader
+    included)."""
     est = estimate(plan, 1, 1, gathered, temporaries)
     need = {}
     for name, s in plan.stages.items():
         if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             need[name] = largest_block_bytes(s.expr)
         else:
-            need[name] = block_peak_bytes(s, temporaries) + est.waiting + est.io_buffer
-    return max(0, limit - est.held), need
+            kept = partials_bytes(s) if s.kind == "reduce" else 0
+            need[name] = block_peak_bytes(s, temporaries) - kept + est.waiting
+    budget = limit - est.held - est.runtime - threads * est.io_buffer - est.partials
+    return max(0, budget), need

@@ -195,9 +195,11 @@ def _predicted_peak(plan: Plan, memory_limit: int | None, est: MemoryEstimate | 
         line = f"predicted peak: {fmt_bytes(est.peak)} {where} = {est.parts()}"
     if est.fanout:
         line += f" ({fmt_bytes(est.fanout)} kept for readers of many blocks)"
-    if memory_limit is not None and est.fanout and est.peak > memory_limit:
+    if memory_limit is not None and est.peak > memory_limit:
         line += (
             "; over the limit: rechunks that gather from many blocks run through a scratch store"
+            if est.fanout
+            else "; over the limit: computing it raises MemoryLimitError, saying what would fit"
         )
     return line
 
