@@ -121,11 +121,11 @@ class _State:
             self.in_flight -= self.need[self.tasks[tid].stage]
 
     def push(self, tid: int) -> None:
-        if self.rank is not None:
-            heapq.heappush(self.ready, (self.rank[tid], 0, tid))
-            return
         task = self.tasks[tid]
         final = task.kind in (FINALIZE, COMBINE)
+        if self.rank is not None:  # a combine frees its parts: first, whatever its rank
+            heapq.heappush(self.ready, (0 if final else 1, self.rank[tid], tid))
+            return
         heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
 
     def complete(self, tid: int, value: Any, seconds: float) -> None:

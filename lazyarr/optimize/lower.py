@@ -37,7 +37,7 @@ from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
-from lazyarr.optimize.placement.planner import combine_schedule, fan_in, gathers
+from lazyarr.optimize.placement.planner import combine_schedule, fan_in, folds_parts, gathers
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.schedule import schedule
 from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
@@ -322,8 +322,9 @@ class _Lowering:
                 sizes.append(size)
             owner = self.worker(stage, idx)
             final = tuple(ids)
-            if tree:
-                ids, sizes, final = self._steps(si, idx, ids, sizes, parts_w[idx].tolist(), owner)
+            if tree or folds_parts(stage, len(ids)):
+                ws = parts_w[idx].tolist() if tree else [-1] * len(ids)
+                ids, sizes, final = self._steps(si, idx, ids, sizes, ws, owner)
             task = Task(
                 TaskKind.FINALIZE,
                 si,
@@ -483,11 +484,10 @@ class _Lowering:
             for idx, ids in partial_ids.items():
                 owner = self.worker(stage, idx)
                 final = tuple(ids)
-                if tree:
+                if tree or folds_parts(stage, len(ids)):
                     sizes = [reads.partial_nbytes(bi) for bi, _, _ in self.specs[m][idx]]
-                    _, _, final = self._steps(
-                        m, idx, list(ids), sizes, parts_w[idx].tolist(), owner, (set(ids), slot)
-                    )
+                    ws = parts_w[idx].tolist() if tree else [-1] * len(ids)
+                    _, _, final = self._steps(m, idx, list(ids), sizes, ws, owner, (set(ids), slot))
                 task = Task(
                     TaskKind.FINALIZE,
                     m,

@@ -31,6 +31,7 @@ from lazyarr.graph.group import external_reads, member_regions, root_input_regio
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
 from lazyarr.optimize.fanout import already_in_memory, fanout_holds
+from lazyarr.optimize.placement.planner import fan_in, folds_parts
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -143,7 +144,18 @@ def partials_bytes(stage: Stage) -> int:
     body = expr.inputs[0]
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
     state = region_size(out) * expr.op.state_itemsize(body, expr)
-    return reduced * max(state, out_bytes, expr.dtype.itemsize) + out_bytes
+    return kept_parts(stage, reduced) * max(state, out_bytes, expr.dtype.itemsize) + out_bytes
+
+
+def kept_parts(stage: Stage, parts: int) -> int:
+    """Partial states of one output block alive at once: all of them, or, where the lowering
+    combines them in a tree as they are made (``folds_parts``, or a placed tree), a group
+    being filled, the groups' combined states and one more made while a combine runs."""
+    width = fan_in(stage)
+    placed = stage.placement is not None and stage.placement.tree
+    if parts <= width or not (placed or folds_parts(stage, parts)):
+        return parts
+    return width + math.ceil(parts / width) + 1
 
 
 class MemoryLimitError(MemoryError):

@@ -33,6 +33,7 @@ follow from :func:`combine_schedule`, which executors call as well.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -87,6 +88,24 @@ class StagePlacement:
     """For tree strategies: worker of each part, shaped ``(*numblocks, n_parts)``."""
     panel: int = 0
     """Largest input bytes one block task reads (owner-computes memory check)."""
+
+
+FOLD_BYTES = 4 << 20
+"""An unplaced reduction combines its parts in a tree as they are made (fan-in at a time)
+when they would take more than this together; below, one finalize reads them all (the
+scalar parts of a 100,000-block sum: a combine per 16 of them costs more than it saves)."""
+
+
+def folds_parts(stage: Stage, parts: int) -> bool:
+    """An unplaced reduction of ``parts`` parts per block combines them in a tree as they are
+    made, so that its partial states are not all kept until the last one (the quadratic
+    means' 44 x 3 partial means of 1 MiB each)."""
+    if stage.kind != "reduce" or gathers(stage) or parts <= fan_in(stage):
+        return False
+    expr = stage.expr
+    state = math.prod(max(c, default=1) for c in expr.chunks)
+    state *= expr.op.state_itemsize(expr.inputs[0], expr)
+    return parts * state > FOLD_BYTES
 
 
 def gathers(stage: Stage) -> bool:
