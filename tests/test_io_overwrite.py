@@ -80,32 +80,36 @@ def test_overwrite_of_a_group_member_that_is_read(tmp_path):
     )
 
 
-@pytest.mark.parametrize("limit", [None, "16KiB"], ids=["in-memory", "scratch"])
+BIG = np.arange(600 * 48, dtype=np.float64).reshape(600, 48) / 7 - 3  # 230 kB, 10 blocks
+"""Big enough that a plan fits a limit under which its staged copy is over half of it."""
+
+
+@pytest.mark.parametrize("limit", [None, "320KiB"], ids=["in-memory", "scratch"])
 def test_store_into_an_array_it_reads_stages_first(tmp_path, limit):
     """Without a memory limit the staged copy is in memory; under one, in a scratch store."""
-    p = _raw_zarr(tmp_path / "a.zarr")
+    p = _raw_zarr(tmp_path / "a.zarr", BIG, (60, 48))
     z = zarr.open_array(p, mode="r+")
     scratch = tmp_path / "scratch"
     settings = {"temporary-directory": str(scratch), "memory-limit": limit}
     with la.config.set(settings):
         la.store(la.from_zarr(z)[::-1] + 1, z)
-    np.testing.assert_array_equal(z[:], A[::-1] + 1)
-    # the 11.5 KB staged copy is over half of 16 KiB: it went to a scratch store, now gone
+    np.testing.assert_array_equal(z[:], BIG[::-1] + 1)
+    # the 230 kB staged copy is over half of 320 KiB: it went to a scratch store, now gone
     assert scratch.exists() == (limit is not None)
     assert not scratch.exists() or list(scratch.iterdir()) == []
 
 
 def test_scratch_store_is_removed_after_a_failure(tmp_path):
-    p = _raw_zarr(tmp_path / "a.zarr")
+    p = _raw_zarr(tmp_path / "a.zarr", BIG, (60, 48))
     z = zarr.open_array(p, mode="r+")
-    x = la.from_zarr(z, chunks=(10, 24))
-    bad = raise_where(x[::-1] + 1, x[::-1] > A[50, 3] - 1e-9, ValueError, "bad value")
+    x = la.from_zarr(z, chunks=(60, 48))
+    bad = raise_where(x[::-1] + 1, x[::-1] > BIG[500, 3] - 1e-9, ValueError, "bad value")
     scratch = tmp_path / "scratch"
-    settings = {"temporary-directory": str(scratch), "memory-limit": "16KiB"}
+    settings = {"temporary-directory": str(scratch), "memory-limit": "320KiB"}
     with la.config.set(settings), pytest.raises(ValueError, match="bad value"):
         la.store(bad, z)
-    np.testing.assert_array_equal(z[:], A)
-    assert list(scratch.glob("*")) == []
+    np.testing.assert_array_equal(z[:], BIG)
+    assert scratch.exists() and list(scratch.glob("*")) == []  # made for the copy, emptied
 
 
 def test_store_with_regions_over_the_array_it_reads(tmp_path):

@@ -20,7 +20,9 @@ Per stage kind:
   ``placement.combine_schedule`` says, and ends on the block's owner;
 * reduce: one ``PARTIAL`` per body block, then ``FINALIZE`` per block over
   its partials (in C order, the order every executor combines them); a
-  tree-placed reduction adds the planned ``COMBINE`` steps;
+  tree-placed reduction adds the planned ``COMBINE`` steps, and an unplaced one
+  whose partial states are large combines them in a tree of its fan-in
+  (``placement.planner.folds_parts``) so that they are not all kept;
 * siblings (``plan.siblings``), when the executor computes them jointly
   (``joint=True``): one ``JOINT`` task per block (map) or per body block
   (reduce, then a ``FINALIZE`` per sibling), reading the shared inputs once.
