@@ -48,13 +48,13 @@ from .dask_hosts import Relays
 from .dask_tasks import (
     Slab,
     StagePayload,
-    TaskColumns,
     after_token,
     batch_fn,
     detached,
     done_token,
     identity,
     joint_payload,
+    pack_batch,
     pick_value,
     task_fn,
 )
@@ -283,16 +283,15 @@ class _Run:
         for i, batch in enumerate(self.batches.batches):
             stage = graph.stages[batch.stage]
             payload = self._payload_of(payloads, tasks[batch.tids[0]])
-            members = TaskColumns(tasks[t] for t in batch.tids)
+            members = [tasks[t] for t in batch.tids]
             values, reads = self._reads(
                 tuple(t.deps for t in members), tuple(t.slots for t in members), batch.worker
             )
             self.task(
                 batch_fn,
                 payload,
-                members,
+                pack_batch(members, reads),
                 self.errstate,
-                reads,
                 *values,
                 key=self._batch_refs[i].key,
                 stage=stage,

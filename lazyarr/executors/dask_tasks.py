@@ -430,18 +430,29 @@ Reads = tuple[tuple[int, Any], ...]
 that value (a batch's position, a slab's key), or None for the whole value."""
 
 
+def pack_batch(tasks: Sequence[Task], reads: tuple[Reads, ...]) -> bytes:
+    """A batch's tasks (as :class:`TaskColumns`) and their reads, pickled once, here.
+
+    The scheduler passes bytes on as they are: as objects, the tasks would be unpickled
+    and pickled again there (in the client process's event loop, for a LocalCluster),
+    one Python object per block each way; only the worker that runs the batch unpacks it.
+    """
+    return pickle.dumps((TaskColumns(tasks), reads), protocol=5)
+
+
 def batch_fn(
     payload: StagePayload | JointPayload,
-    tasks: Sequence[Task],
+    packed: bytes,
     errstate: ErrState,
-    reads: tuple[Reads, ...],
     *values: Any,
 ) -> BatchValues:
-    """The values of ``tasks`` (one stage's, one kind's), one after another in this call.
+    """The values of the batch's tasks (one stage's, one kind's), one after another in this
+    call; ``packed``: the tasks and their reads (:func:`pack_batch`).
 
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
     Each task is timed for the statistics as if it were its own Dask task.
     """
+    tasks, reads = pickle.loads(packed)
     run = payload.run
     out = []
     times = []

@@ -277,3 +277,39 @@ def test_a_batchs_tasks_travel_as_columns_and_come_back_equal():
         for a, b in zip(tasks, back, strict=True):
             assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
     assert pickle.loads(pickle.dumps(TaskColumns())) == ()
+
+
+def test_a_batch_reaches_the_scheduler_as_one_bytes_argument(dask_ex, monkeypatch):
+    """The scheduler (in this process, for a LocalCluster) would unpickle and pickle again
+    every task object it is sent: a batch's tasks travel packed, as bytes."""
+    from lazyarr.executors.dask_graph import DaskGraph
+    from lazyarr.executors.dask_tasks import batch_fn
+    from lazyarr.optimize.tasks import Task
+
+    sent = []
+    original = DaskGraph.send
+
+    def recording(self, client, keys):
+        sent.extend(t for layer in self._layers.values() for t in layer.values())
+        return original(self, client, keys)
+
+    monkeypatch.setattr(DaskGraph, "send", recording)
+    y = la.sin(la.arange(4_000.0, chunks=10)) * 2  # 400 blocks
+    plan = _plan(y, workers=2)
+    plan = plan.replace(workers=dask_ex.plan_context()["workers"])
+    (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, np.sin(np.arange(4_000.0)) * 2)
+    batches = [t for t in sent if t.func is batch_fn]
+    assert len(batches) == dask_ex.last_stats.extra["batches"][plan.outputs[0]] == 4
+
+    def objects(arg):
+        if isinstance(arg, tuple | list):
+            for a in arg:
+                yield from objects(a)
+        else:
+            yield arg
+
+    for t in batches:
+        args = list(objects(t.args))
+        assert sum(type(a) is bytes for a in args) == 1
+        assert not any(isinstance(a, Task) for a in args)
