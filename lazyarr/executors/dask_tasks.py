@@ -20,7 +20,6 @@ its own that workers fetch once, like data (the executor decides:
 from __future__ import annotations
 
 import copyreg
-import math
 import pickle
 import time
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 from dask.sizeof import sizeof
+from dask.utils import disable_gc
 
 from lazyarr import config
 from lazyarr._lru import LRU
@@ -45,7 +45,6 @@ from .blockwork import JointCode, StageCode, run_task
 __all__ = [
     "BatchValues",
     "JointPayload",
-    "Slab",
     "StagePayload",
     "TaskColumns",
     "batch_fn",
@@ -298,44 +297,6 @@ def joint_payload(
     )
 
 
-class Slab(dict):
-    """Tiny scattered blocks travelling as one value: block key -> block.
-
-    Its size, for Dask's memory and transfer accounting, is its blocks' bytes, as if
-    they had travelled one by one (the placement plan predicts bytes per block). It
-    pickles as one packed array plus the blocks' keys and shapes (pickling 10^5
-    arrays of a few hundred bytes one by one cost more than sending them); the
-    blocks come back as read-only views of that array.
-    """
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple:
-        arrays = [np.asarray(b) for b in self.values()]
-        dtype = arrays[0].dtype if arrays else None
-        if dtype is None or dtype.hasobject or any(a.dtype != dtype for a in arrays):
-            return (Slab, (dict(self),))
-        flat = np.concatenate([a.reshape(-1) for a in arrays])
-        return (_slab_from, (list(self), [a.shape for a in arrays], flat))
-
-
-def _slab_from(keys: list[str], shapes: list[tuple[int, ...]], flat: np.ndarray) -> Slab:
-    """The slab :meth:`Slab.__reduce__` packed: each block a view of ``flat``."""
-    out = Slab()
-    flat.flags.writeable = False
-    start = 0
-    for key, shape in zip(keys, shapes, strict=True):
-        stop = start + math.prod(shape)
-        out[key] = flat[start:stop].reshape(shape)
-        start = stop
-    return out
-
-
-@sizeof.register(Slab)
-def _sizeof_slab(slab: Slab) -> int:
-    return sum(b.nbytes for b in slab.values())
-
-
 class TaskColumns(tuple):
     """A batch's tasks (one stage's, one kind's), pickled as columns of numbers.
 
@@ -427,7 +388,7 @@ def pick_value(values: Any, where: Any) -> Any:
 
 Reads = tuple[tuple[int, Any], ...]
 """Per dependency of a task in a batch: which of the batch's values holds it, and where in
-that value (a batch's position, a slab's key), or None for the whole value."""
+that value (a batch's position, a slab's row), or None for the whole value."""
 
 
 def pack_batch(tasks: Sequence[Task], reads: tuple[Reads, ...]) -> bytes:
@@ -452,7 +413,8 @@ def batch_fn(
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
     Each task is timed for the statistics as if it were its own Dask task.
     """
-    tasks, reads = pickle.loads(packed)
+    with disable_gc():  # many small acyclic objects: no collection of the heap for them
+        tasks, reads = pickle.loads(packed)
     run = payload.run
     out = []
     times = []
@@ -486,12 +448,12 @@ def task_fn(
     payload: StagePayload | JointPayload,
     task: Task,
     errstate: ErrState,
-    picks: tuple[str | None, ...] | None,
+    picks: tuple[int | tuple | None, ...] | None,
     *values: Any,
 ) -> Any:
     """The value of one lowered task of the payload's stage, from the values it reads.
 
-    ``picks``: per value, where the value read sits inside it (a block's key when it is a
+    ``picks``: per value, where the value read sits inside it (a block's row when it is a
     slab of scattered blocks, a position when it is a batch's values), else None; None
     when every value is read whole.
     """
