@@ -412,20 +412,26 @@ def batch_fn(
 
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
     Each task is timed for the statistics as if it were its own Dask task.
+
+    Python's cycle collector is off for the call: a batch makes a few small objects
+    per task (its unpacked tasks, their values and timings), none in cycles, and
+    the collections their count would trigger scan the worker's whole heap (at
+    10^5 tiny blocks, 0.15-0.45 s per worker and compute). Its bytes are bounded
+    by the batch's budget (:mod:`.dask_batches`).
     """
-    with disable_gc():  # many small acyclic objects: no collection of the heap for them
+    with disable_gc():
         tasks, reads = pickle.loads(packed)
-    run = payload.run
-    out = []
-    times = []
-    now = time.time
-    with np.errstate(**dict(errstate)):
-        for task, where in zip(tasks, reads, strict=True):
-            got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
-            start = now()
-            out.append(run(task, got))
-            times.append((start, now()))
-    dask_stats.record_tasks(payload.stage.name, times)
+        run = payload.run
+        out = []
+        times = []
+        now = time.time
+        with np.errstate(**dict(errstate)):
+            for task, where in zip(tasks, reads, strict=True):
+                got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
+                start = now()
+                out.append(run(task, got))
+                times.append((start, now()))
+        dask_stats.record_tasks(payload.stage.name, times)
     return BatchValues(out)
 
 
