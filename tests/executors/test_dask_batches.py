@@ -313,3 +313,31 @@ def test_a_batch_reaches_the_scheduler_as_one_bytes_argument(dask_ex, monkeypatc
         args = list(objects(t.args))
         assert sum(type(a) is bytes for a in args) == 1
         assert not any(isinstance(a, Task) for a in args)
+
+
+def test_a_batch_runs_its_tasks_with_the_cycle_collector_off():
+    """The tasks of a batch make acyclic objects only; a collection their count triggers
+    would scan the worker's heap: collector off in the call, as it was after."""
+    import gc
+
+    from lazyarr.executors.dask_tasks import batch_fn, pack_batch
+
+    graph = lower(_plan(la.sin(la.arange(40.0, chunks=10)), workers=2), generate_in_place=True)
+    tasks = [t for t in graph.tasks if t.kind == TaskKind.BLOCK]
+
+    class Payload:
+        class stage:
+            name = "s"
+
+        def __init__(self):
+            self.seen = []
+
+        def run(self, task, values):
+            self.seen.append(gc.isenabled())
+            return task.index
+
+    payload = Payload()
+    assert gc.isenabled()
+    got = batch_fn(payload, pack_batch(tasks, tuple(() for _ in tasks)), ())
+    assert list(got) == [t.index for t in tasks]
+    assert payload.seen == [False] * len(tasks) and gc.isenabled()
