@@ -207,6 +207,7 @@ class _Run:
             memory_limit=self.memory_limit,
             made_elsewhere=made_elsewhere,
         )
+        self._batch_of: list[int] = self.batches.batch_of.tolist()  # per task, read per dep
         self._refs, self._is_block = refs, is_block
         self._batch_refs = [
             TaskRef(f"{graph.stages[b.stage].name}-batch{i}-{self.token}")
@@ -217,7 +218,7 @@ class _Run:
         payloads: dict[int, Any] = {}
         order = graph.schedule or Schedule()
         barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
-        batch_of = self.batches.batch_of
+        batch_of = self._batch_of
         for tid, task in enumerate(tasks):
             if refs[tid] is not None or batch_of[tid] >= 0:
                 continue
@@ -320,10 +321,10 @@ class _Run:
         n = len(plan.workers)
         if self.placement == "scheduler" or not n or not grouped(host_ids(plan.hosts, n)):
             return None
-        tasks, batch_of, batches = self.lowered.tasks, self.batches.batch_of, self.batches.batches
+        tasks, batch_of, batches = self.lowered.tasks, self._batch_of, self.batches.batches
 
         def worker_of(t: int) -> int:
-            b = int(batch_of[t])
+            b = batch_of[t]
             return batches[b].worker if b >= 0 else tasks[t].worker
 
         reads = (
@@ -364,7 +365,7 @@ class _Run:
         reads at least half of it. A sibling's value likewise: from the joint task's
         value where it ran, else alone through a getter.
         """
-        b = int(self.batches.batch_of[d])
+        b = self._batch_of[d]
         if b < 0:
             ref = self._refs[d]
             if type(ref) is Pick:
@@ -396,7 +397,7 @@ class _Run:
             if slot >= 0:  # the sibling's own key (its block's, where it makes a block)
                 stage = self.lowered.stages[task.members[slot]]
                 suffix = "" if self._is_block[d] else _SUFFIX[TaskKind.PARTIAL].format(task.part)
-            b = int(self.batches.batch_of[d])
+            b = self._batch_of[d]
             if b >= 0:
                 pos = int(self.batches.position[d])
                 source, where = self._batch_refs[b], (pos if slot < 0 else (pos, slot))
@@ -419,7 +420,7 @@ class _Run:
         """A single task's values (one per dependency) and :func:`task_fn`'s ``picks``."""
         readers: dict[int, int] = {}
         for d in set(deps):
-            b = int(self.batches.batch_of[d])
+            b = self._batch_of[d]
             if b >= 0:
                 readers[b] = readers.get(b, 0) + 1
         slots = slots or (-1,) * len(deps)
@@ -437,18 +438,23 @@ class _Run:
         ``slots_of``) read, and per task, per dependency, ``(index in those values, where
         inside it)``."""
         readers: dict[int, int] = {}
-        batch_of = self.batches.batch_of
+        batch_of, refs = self._batch_of, self._refs
         for d in {d for deps in deps_of for d in deps}:
-            b = int(batch_of[d])
+            b = batch_of[d]
             if b >= 0:
                 readers[b] = readers.get(b, 0) + 1
         values: list[Any] = []
         index: dict[str, int] = {}
         out = []
+        no_relays = self._relays is None
         for deps, slots in zip(deps_of, slots_of, strict=True):
             where = []
             for d, slot in zip(deps, slots or (-1,) * len(deps), strict=True):
-                ref, pick = self._value(d, worker, readers, slot)
+                ref = refs[d]
+                if no_relays and type(ref) is Pick and batch_of[d] < 0:
+                    ref, pick = ref.slab, ref.row  # a scattered block's row (:meth:`_value`)
+                else:
+                    ref, pick = self._value(d, worker, readers, slot)
                 key = ref.key
                 i = index.get(key)
                 if i is None:
@@ -462,7 +468,7 @@ class _Run:
         """What the client keeps of output task ``tid`` (``slot``: a sibling's value out of
         a joint task's): its own reference, or, in a batch or a joint task, the value
         holding it and its place there (fetched) or a getter (persisted blocks)."""
-        b = int(self.batches.batch_of[tid])
+        b = self._batch_of[tid]
         if b < 0 and slot < 0:
             return self._refs[tid]
         if self.fetch:

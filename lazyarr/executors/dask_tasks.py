@@ -314,17 +314,12 @@ class TaskColumns(tuple):
         if not self:
             return (tuple, ())
         first = self[0]
-        ndim = len(first.region)
-        regions = np.empty((len(self), ndim, 2), dtype=np.int64)
-        index = np.empty((len(self), len(first.index)), dtype=np.int64)
-        try:
-            for k, t in enumerate(self):
-                if len(t.region) != ndim or len(t.index) != index.shape[1]:
-                    raise TypeError("ragged")
-                regions[k, :, 0] = [r.start for r in t.region]
-                regions[k, :, 1] = [r.stop for r in t.region]
-                index[k] = t.index
-        except TypeError:  # ragged, or a slice without bounds: the tasks as they are
+        n, ndim = len(self), len(first.region)
+        try:  # one conversion per column (NumPy refuses ragged rows and bounds of None)
+            bounds = [[(r.start, r.stop) for r in t.region] for t in self]
+            regions = np.array(bounds, dtype=np.int64).reshape(n, ndim, 2)
+            index = np.array([t.index for t in self], dtype=np.int64).reshape(n, len(first.index))
+        except (TypeError, ValueError):  # ragged, or a slice without bounds: the tasks as they are
             return (tuple, (tuple(self),))
         parts = np.fromiter((t.part for t in self), dtype=np.int64, count=len(self))
         inputs = [t.inputs for t in self]
@@ -411,7 +406,8 @@ def batch_fn(
     call; ``packed``: the tasks and their reads (:func:`pack_batch`).
 
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
-    Each task is timed for the statistics as if it were its own Dask task.
+    Each task is timed for the statistics as if it were its own Dask task (counted,
+    summed and spanned here: :func:`.dask_stats.record_tasks`).
 
     Python's cycle collector is off for the call: a batch makes a few small objects
     per task (its unpacked tasks, their values and timings), none in cycles, and
@@ -423,15 +419,20 @@ def batch_fn(
         tasks, reads = pickle.loads(packed)
         run = payload.run
         out = []
-        times = []
         now = time.time
+        first = start = stop = now()
+        busy = 0.0
         with np.errstate(**dict(errstate)):
             for task, where in zip(tasks, reads, strict=True):
                 got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
                 start = now()
                 out.append(run(task, got))
-                times.append((start, now()))
-        dask_stats.record_tasks(payload.stage.name, times)
+                stop = now()
+                busy += stop - start
+                if len(out) == 1:
+                    first = start
+        if out:
+            dask_stats.record_tasks(payload.stage.name, len(out), busy, first, stop)
     return BatchValues(out)
 
 

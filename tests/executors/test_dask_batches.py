@@ -341,3 +341,27 @@ def test_a_batch_runs_its_tasks_with_the_cycle_collector_off():
     got = batch_fn(payload, pack_batch(tasks, tuple(() for _ in tasks)), ())
     assert list(got) == [t.index for t in tasks]
     assert payload.seen == [False] * len(tasks) and gc.isenabled()
+
+
+def test_the_workers_report_per_stage_not_per_block(dask_ex):
+    """What the client reads back after a compute: per worker, per stage, a count, summed
+    seconds and a span (four numbers, whatever the number of blocks)."""
+    from lazyarr.executors import dask_stats
+
+    y = la.sin(la.arange(4_000.0, chunks=10)) * 2  # 400 blocks
+    plan = _plan(y, workers=2)
+    plan = plan.replace(workers=dask_ex.plan_context()["workers"])
+    dask_ex.execute(plan, plan.outputs)
+    snaps = dask_stats.snapshot(dask_ex.client())
+    (name,) = plan.outputs
+    assert {n for s in snaps.values() for n in s["stages"]} == {name}
+    assert sum(s["stages"][name][0] for s in snaps.values()) == 400
+    for s in snaps.values():
+        count, busy, start, stop = s["stages"][name]
+        assert count > 0
+        assert 0 < busy <= stop - start
+    busy = dask_stats.stage_busy(snaps)[name]
+    assert busy[1] == 400 and busy[0] > 0
+    assert dask_ex.last_stats.stage_seconds[name] >= max(
+        s["stages"][name][3] - s["stages"][name][2] for s in snaps.values()
+    )
