@@ -68,15 +68,9 @@ from .dask_batches import BATCH_SHARES
 from .dask_calibrate import Calibrations, RunMeasures
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import Index, fetch_all
-from .dask_run import (
-    SLAB_BLOCK_BYTES,
-    SLAB_BYTES,
-    ComputeStalled,
-    _LostData,
-    _Pick,
-    _Run,
-    progress_ticks,
-)
+from .dask_run import ComputeStalled, _LostData, _Run, progress_ticks
+from .dask_slabs import SLAB_BLOCK_BYTES, SLAB_BYTES
+from .dask_slabs import Pick as _Pick
 from .dask_tasks import detached
 
 # re-exported: the run's pieces tests and tools reach through this module

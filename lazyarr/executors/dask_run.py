@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from dask.task_spec import TaskRef
@@ -32,7 +32,6 @@ from dask.utils import format_bytes
 from distributed import Client, Future, as_completed
 
 from lazyarr import config
-from lazyarr.graph.chunks import block_slices
 from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.optimize.placement.clustersim import grouped, host_ids
 from lazyarr.optimize.plan import Stage
@@ -45,21 +44,21 @@ from .dask_batches import plan_batches
 from .dask_fetch import BatchItem, FetchBatch, Index
 from .dask_graph import DaskGraph
 from .dask_hosts import Relays
+from .dask_slabs import Pick, scatter_blocks
 from .dask_tasks import (
-    Slab,
     StagePayload,
-    TaskColumns,
     after_token,
     batch_fn,
     detached,
     done_token,
     identity,
     joint_payload,
+    pack_batch,
     pick_value,
     task_fn,
 )
 
-__all__ = ["SLAB_BLOCK_BYTES", "SLAB_BYTES", "ComputeStalled"]
+__all__ = ["ComputeStalled"]
 
 EXECUTOR = "dask"
 """The executor's registered name (blocks it persisted are futures)."""
@@ -102,26 +101,6 @@ def progress_ticks(graph: TaskGraph) -> list[int]:
                 if graph.tasks[tid].kind == TaskKind.SOURCE:
                     ticks[tid] = 0
     return ticks
-
-
-def _local_block(stage: Stage, index: Index) -> np.ndarray:
-    op = stage.expr.op
-    if isinstance(op, FromArray):
-        return op.data.array[(*block_slices(stage.expr.chunks, index), Ellipsis)]
-    return op.store.blocks[index]
-
-
-SLAB_BYTES = 1 << 20
-"""Tiny blocks of a user's array are scattered in slabs of about this many bytes."""
-SLAB_BLOCK_BYTES = 64 << 10
-"""Blocks up to this size travel in slabs; bigger ones are scattered one by one."""
-
-
-class _Pick(NamedTuple):
-    """A scattered block inside a slab: the slab (its key, then its future) and the block's key."""
-
-    slab: Any
-    key: str
 
 
 class _LostData(Exception):
@@ -228,6 +207,7 @@ class _Run:
             memory_limit=self.memory_limit,
             made_elsewhere=made_elsewhere,
         )
+        self._batch_of: list[int] = self.batches.batch_of.tolist()  # per task, read per dep
         self._refs, self._is_block = refs, is_block
         self._batch_refs = [
             TaskRef(f"{graph.stages[b.stage].name}-batch{i}-{self.token}")
@@ -238,7 +218,7 @@ class _Run:
         payloads: dict[int, Any] = {}
         order = graph.schedule or Schedule()
         barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
-        batch_of = self.batches.batch_of
+        batch_of = self._batch_of
         for tid, task in enumerate(tasks):
             if refs[tid] is not None or batch_of[tid] >= 0:
                 continue
@@ -283,16 +263,15 @@ class _Run:
         for i, batch in enumerate(self.batches.batches):
             stage = graph.stages[batch.stage]
             payload = self._payload_of(payloads, tasks[batch.tids[0]])
-            members = TaskColumns(tasks[t] for t in batch.tids)
+            members = [tasks[t] for t in batch.tids]
             values, reads = self._reads(
                 tuple(t.deps for t in members), tuple(t.slots for t in members), batch.worker
             )
             self.task(
                 batch_fn,
                 payload,
-                members,
+                pack_batch(members, reads),
                 self.errstate,
-                reads,
                 *values,
                 key=self._batch_refs[i].key,
                 stage=stage,
@@ -342,10 +321,10 @@ class _Run:
         n = len(plan.workers)
         if self.placement == "scheduler" or not n or not grouped(host_ids(plan.hosts, n)):
             return None
-        tasks, batch_of, batches = self.lowered.tasks, self.batches.batch_of, self.batches.batches
+        tasks, batch_of, batches = self.lowered.tasks, self._batch_of, self.batches.batches
 
         def worker_of(t: int) -> int:
-            b = int(batch_of[t])
+            b = batch_of[t]
             return batches[b].worker if b >= 0 else tasks[t].worker
 
         reads = (
@@ -386,11 +365,11 @@ class _Run:
         reads at least half of it. A sibling's value likewise: from the joint task's
         value where it ran, else alone through a getter.
         """
-        b = int(self.batches.batch_of[d])
+        b = self._batch_of[d]
         if b < 0:
             ref = self._refs[d]
-            if type(ref) is _Pick:
-                return ref.slab, ref.key
+            if type(ref) is Pick:
+                return ref.slab, ref.row
             if slot < 0:
                 return ref, None
             made_on = self.lowered.tasks[d].worker
@@ -418,7 +397,7 @@ class _Run:
             if slot >= 0:  # the sibling's own key (its block's, where it makes a block)
                 stage = self.lowered.stages[task.members[slot]]
                 suffix = "" if self._is_block[d] else _SUFFIX[TaskKind.PARTIAL].format(task.part)
-            b = int(self.batches.batch_of[d])
+            b = self._batch_of[d]
             if b >= 0:
                 pos = int(self.batches.position[d])
                 source, where = self._batch_refs[b], (pos if slot < 0 else (pos, slot))
@@ -441,7 +420,7 @@ class _Run:
         """A single task's values (one per dependency) and :func:`task_fn`'s ``picks``."""
         readers: dict[int, int] = {}
         for d in set(deps):
-            b = int(self.batches.batch_of[d])
+            b = self._batch_of[d]
             if b >= 0:
                 readers[b] = readers.get(b, 0) + 1
         slots = slots or (-1,) * len(deps)
@@ -459,18 +438,23 @@ class _Run:
         ``slots_of``) read, and per task, per dependency, ``(index in those values, where
         inside it)``."""
         readers: dict[int, int] = {}
-        batch_of = self.batches.batch_of
+        batch_of, refs = self._batch_of, self._refs
         for d in {d for deps in deps_of for d in deps}:
-            b = int(batch_of[d])
+            b = batch_of[d]
             if b >= 0:
                 readers[b] = readers.get(b, 0) + 1
         values: list[Any] = []
         index: dict[str, int] = {}
         out = []
+        no_relays = self._relays is None
         for deps, slots in zip(deps_of, slots_of, strict=True):
             where = []
             for d, slot in zip(deps, slots or (-1,) * len(deps), strict=True):
-                ref, pick = self._value(d, worker, readers, slot)
+                ref = refs[d]
+                if no_relays and type(ref) is Pick and batch_of[d] < 0:
+                    ref, pick = ref.slab, ref.row  # a scattered block's row (:meth:`_value`)
+                else:
+                    ref, pick = self._value(d, worker, readers, slot)
                 key = ref.key
                 i = index.get(key)
                 if i is None:
@@ -484,7 +468,7 @@ class _Run:
         """What the client keeps of output task ``tid`` (``slot``: a sibling's value out of
         a joint task's): its own reference, or, in a batch or a joint task, the value
         holding it and its place there (fetched) or a getter (persisted blocks)."""
-        b = int(self.batches.batch_of[tid])
+        b = self._batch_of[tid]
         if b < 0 and slot < 0:
             return self._refs[tid]
         if self.fetch:
@@ -496,18 +480,21 @@ class _Run:
 
     def _sources(self, graph: TaskGraph, refs: list[Any]) -> None:
         """Futures of the source blocks that exist without a task (user data, persisted)."""
-        local: dict[int, list[int]] = {}
-        for tid, task in enumerate(graph.tasks):
-            if task.kind != TaskKind.SOURCE:
+        for si, stage in enumerate(graph.stages):
+            local, persisted = _is_local_data(stage), _is_dask_blocks(stage)
+            if not (local or persisted):
                 continue
-            stage = graph.stages[task.stage]
-            if _is_local_data(stage):
-                local.setdefault(task.stage, []).append(tid)
-            elif _is_dask_blocks(stage):
-                refs[tid] = self._persisted(stage, task.index)
-        for si, tids in local.items():
+            made = graph.producers[si].ravel()  # C order: the order lowering made them
+            tids = [t for t in made[made >= 0].tolist() if graph.tasks[t].kind == TaskKind.SOURCE]
+            if persisted:
+                for tid in tids:
+                    refs[tid] = self._persisted(stage, graph.tasks[tid].index)
+                continue
             packed = si not in graph.outputs
-            for tid, fut in zip(tids, self._scatter_blocks(graph, si, tids, packed)):
+            got = scatter_blocks(
+                self.client, stage, [graph.tasks[t] for t in tids], packed, self.key, self.address
+            )
+            for tid, fut in zip(tids, got, strict=True):
                 refs[tid] = fut
 
     def _joint_payload(self, lead: int, members: tuple[int, ...]) -> Any:
@@ -543,50 +530,6 @@ class _Run:
         if payload.inline:
             return payload
         return self.graph.add(key, identity, payload, worker=None, loose=False)
-
-    def _scatter_blocks(
-        self, graph: TaskGraph, si: int, tids: list[int], packed: bool
-    ) -> list[Future | _Pick]:
-        """One source stage's blocks scattered from this process, each to its planned worker.
-
-        ``packed``: blocks under :data:`SLAB_BLOCK_BYTES` travel in slabs (one
-        scattered dict of consecutive blocks per worker, up to :data:`SLAB_BYTES`),
-        so tiny blocks do not each cost a key on the scheduler and a future here;
-        tasks pick their blocks out of the slab (:func:`task_fn`'s ``picks``).
-        """
-        stage = graph.stages[si]
-        # each block: (worker, its key, the block, its slab's key or None)
-        placed: list[tuple[str | None, str, np.ndarray, str | None]] = []
-        slabs: dict[str, Slab] = {}
-        slab_bytes: dict[str, int] = {}
-        filling: dict[str | None, str] = {}  # per worker: the slab being filled
-        for tid in tids:
-            task = graph.tasks[tid]
-            k = self.key(stage, task.index)
-            where = self.address(task.worker if task.worker >= 0 else None)
-            block = _local_block(stage, task.index)
-            slab_key = None
-            if packed and block.nbytes <= SLAB_BLOCK_BYTES:
-                slab_key = filling.get(where)
-                if slab_key is None or slab_bytes[slab_key] + block.nbytes > SLAB_BYTES:
-                    slab_key = filling[where] = self.key(stage, task.index, "-slab")
-                    slabs[slab_key], slab_bytes[slab_key] = Slab(), 0
-                slabs[slab_key][k] = block
-                slab_bytes[slab_key] += block.nbytes
-            placed.append((where, k, block, slab_key))
-        by_worker: dict[str | None, dict[str, Any]] = {}
-        for where, k, block, slab_key in placed:
-            if slab_key is None or len(slabs[slab_key]) == 1:  # alone: no slab
-                by_worker.setdefault(where, {})[k] = block
-            elif slab_key not in by_worker.setdefault(where, {}):
-                by_worker[where][slab_key] = slabs[slab_key]
-        futures: dict[str, Future] = {}
-        for addr, data in by_worker.items():
-            futures.update(self.client.scatter(data, workers=[addr] if addr else None, hash=False))
-        return [
-            futures[k] if k in futures else _Pick(futures[slab_key], k)
-            for _, k, _, slab_key in placed
-        ]
 
     def _persisted(self, stage: Stage, index: Index) -> Future:
         store = stage.expr.op.store

@@ -14,8 +14,11 @@ watches the worker's task transitions (research notes §5):
   and seconds of its fetches from peers (:func:`transfer_totals`: the
   network bandwidth the cost model learns, :mod:`.dask_calibrate`).
 
-Each lazyarr block task records ``(stage, start, stop)`` here
-(:func:`record_task`; a batch task, one per task it ran: :func:`record_tasks`).
+Each lazyarr block task records its stage, start and stop here
+(:func:`record_task`); a batch task records its tasks at once, as a count, their
+summed seconds, the first start and the last stop (:func:`record_tasks`). Each
+worker keeps these per stage, so what the client reads after a compute grows
+with the stages, not the blocks.
 The executor resets the counters with ``client.run`` before a compute and
 reads them after (:func:`reset`, :func:`snapshot`); :func:`summarize` turns
 the snapshots into ``RunStats`` fields. Keys of the stage payloads
@@ -54,18 +57,19 @@ PAYLOAD_PREFIX = "lazyarr-stage-"
 
 def record_task(stage: str, start: float, stop: float) -> None:
     """Called by each block task on its worker: which stage it ran and when."""
-    record_tasks(stage, [(start, stop)])
+    record_tasks(stage, 1, stop - start, start, stop)
 
 
-def record_tasks(stage: str, times: list[tuple[float, float]]) -> None:
-    """Called by each batch task on its worker: its tasks' ``(start, stop)``, in order."""
+def record_tasks(stage: str, count: int, busy: float, start: float, stop: float) -> None:
+    """Called by each batch task on its worker: how many tasks of ``stage`` it ran, their
+    summed seconds, the first one's start and the last one's stop."""
     try:
         worker = get_worker()
     except ValueError:  # not inside a task (a direct call in tests)
         return
     plugin = worker.plugins.get(PLUGIN_NAME)
     if isinstance(plugin, StatsPlugin):
-        plugin.add_tasks(stage, times)
+        plugin.add_tasks(stage, count, busy, start, stop)
 
 
 class StatsPlugin(WorkerPlugin):
@@ -78,7 +82,7 @@ class StatsPlugin(WorkerPlugin):
         self.bytes_from: dict[str, int] = defaultdict(int)
         self.peak = 0
         self._source: dict[Any, str] = {}
-        self._tasks: list[tuple[str, float, float]] = []
+        self._stages: dict[str, list[float]] = {}  # stage: [tasks, seconds, start, stop]
         self._since = 0.0
         self._rss = RssWatch()
 
@@ -97,11 +101,18 @@ class StatsPlugin(WorkerPlugin):
         delay = getattr(self.worker, "scheduler_delay", 0.0) if self.worker is not None else 0.0
         self._since = time.time() + delay
         with self._lock:
-            self._tasks = []
+            self._stages = {}
 
-    def add_tasks(self, stage: str, times: list[tuple[float, float]]) -> None:
+    def add_tasks(self, stage: str, count: int, busy: float, start: float, stop: float) -> None:
         with self._lock:
-            self._tasks.extend((stage, start, stop) for start, stop in times)
+            row = self._stages.get(stage)
+            if row is None:
+                self._stages[stage] = [count, busy, start, stop]
+                return
+            row[0] += count
+            row[1] += busy
+            row[2] = min(row[2], start)
+            row[3] = max(row[3], stop)
 
     def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
         # Plugins also hear transitions that turned out no-ops (``flight -> fetch``
@@ -124,12 +135,12 @@ class StatsPlugin(WorkerPlugin):
     def snapshot(self) -> dict[str, Any]:
         self._rss.end()
         with self._lock:
-            tasks = list(self._tasks)
+            stages = {name: tuple(row) for name, row in self._stages.items()}
         return {
             "bytes_from": dict(self.bytes_from),
             "peak_memory": max(self.peak, int(self.worker.state.nbytes)),
             "rss_growth": self._rss.growth,
-            "tasks": tasks,
+            "stages": stages,
             "fetch_log": self._fetch_log(),
         }
 
@@ -193,13 +204,13 @@ def summarize(snaps: dict[str, dict[str, Any]]) -> tuple[dict[str, float], dict[
         row = workers[w]
         row["peak_memory"] = int(s["peak_memory"])
         row["rss_growth"] = int(s.get("rss_growth", 0))
-        row["tasks"] = len(s["tasks"])
+        row["tasks"] = int(sum(count for count, _, _, _ in s["stages"].values()))
         for src, n in s["bytes_from"].items():
             row["bytes_in"] += n
             total += n
             workers.setdefault(src, {"bytes_in": 0, "bytes_out": 0, "peak_memory": 0, "tasks": 0})
             workers[src]["bytes_out"] += n
-        for stage, start, stop in s["tasks"]:
+        for stage, (_, _, start, stop) in s["stages"].items():
             span = spans.setdefault(stage, [start, stop])
             span[0] = min(span[0], start)
             span[1] = max(span[1], stop)
@@ -221,7 +232,7 @@ def stage_busy(snaps: dict[str, dict[str, Any]]) -> dict[str, tuple[float, int]]
     """Per stage: seconds its tasks ran (summed over workers and threads) and how many."""
     out: dict[str, tuple[float, int]] = {}
     for s in snaps.values():
-        for stage, start, stop in s["tasks"]:
+        for stage, (count, busy, _, _) in s["stages"].items():
             secs, n = out.get(stage, (0.0, 0))
-            out[stage] = (secs + (stop - start), n + 1)
+            out[stage] = (secs + busy, n + int(count))
     return out

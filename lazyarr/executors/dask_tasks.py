@@ -20,7 +20,6 @@ its own that workers fetch once, like data (the executor decides:
 from __future__ import annotations
 
 import copyreg
-import math
 import pickle
 import time
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 from dask.sizeof import sizeof
+from dask.utils import disable_gc
 
 from lazyarr import config
 from lazyarr._lru import LRU
@@ -45,7 +45,6 @@ from .blockwork import JointCode, StageCode, run_task
 __all__ = [
     "BatchValues",
     "JointPayload",
-    "Slab",
     "StagePayload",
     "TaskColumns",
     "batch_fn",
@@ -298,44 +297,6 @@ def joint_payload(
     )
 
 
-class Slab(dict):
-    """Tiny scattered blocks travelling as one value: block key -> block.
-
-    Its size, for Dask's memory and transfer accounting, is its blocks' bytes, as if
-    they had travelled one by one (the placement plan predicts bytes per block). It
-    pickles as one packed array plus the blocks' keys and shapes (pickling 10^5
-    arrays of a few hundred bytes one by one cost more than sending them); the
-    blocks come back as read-only views of that array.
-    """
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple:
-        arrays = [np.asarray(b) for b in self.values()]
-        dtype = arrays[0].dtype if arrays else None
-        if dtype is None or dtype.hasobject or any(a.dtype != dtype for a in arrays):
-            return (Slab, (dict(self),))
-        flat = np.concatenate([a.reshape(-1) for a in arrays])
-        return (_slab_from, (list(self), [a.shape for a in arrays], flat))
-
-
-def _slab_from(keys: list[str], shapes: list[tuple[int, ...]], flat: np.ndarray) -> Slab:
-    """The slab :meth:`Slab.__reduce__` packed: each block a view of ``flat``."""
-    out = Slab()
-    flat.flags.writeable = False
-    start = 0
-    for key, shape in zip(keys, shapes, strict=True):
-        stop = start + math.prod(shape)
-        out[key] = flat[start:stop].reshape(shape)
-        start = stop
-    return out
-
-
-@sizeof.register(Slab)
-def _sizeof_slab(slab: Slab) -> int:
-    return sum(b.nbytes for b in slab.values())
-
-
 class TaskColumns(tuple):
     """A batch's tasks (one stage's, one kind's), pickled as columns of numbers.
 
@@ -353,17 +314,12 @@ class TaskColumns(tuple):
         if not self:
             return (tuple, ())
         first = self[0]
-        ndim = len(first.region)
-        regions = np.empty((len(self), ndim, 2), dtype=np.int64)
-        index = np.empty((len(self), len(first.index)), dtype=np.int64)
-        try:
-            for k, t in enumerate(self):
-                if len(t.region) != ndim or len(t.index) != index.shape[1]:
-                    raise TypeError("ragged")
-                regions[k, :, 0] = [r.start for r in t.region]
-                regions[k, :, 1] = [r.stop for r in t.region]
-                index[k] = t.index
-        except TypeError:  # ragged, or a slice without bounds: the tasks as they are
+        n, ndim = len(self), len(first.region)
+        try:  # one conversion per column (NumPy refuses ragged rows and bounds of None)
+            bounds = [[(r.start, r.stop) for r in t.region] for t in self]
+            regions = np.array(bounds, dtype=np.int64).reshape(n, ndim, 2)
+            index = np.array([t.index for t in self], dtype=np.int64).reshape(n, len(first.index))
+        except (TypeError, ValueError):  # ragged, or a slice without bounds: the tasks as they are
             return (tuple, (tuple(self),))
         parts = np.fromiter((t.part for t in self), dtype=np.int64, count=len(self))
         inputs = [t.inputs for t in self]
@@ -427,32 +383,56 @@ def pick_value(values: Any, where: Any) -> Any:
 
 Reads = tuple[tuple[int, Any], ...]
 """Per dependency of a task in a batch: which of the batch's values holds it, and where in
-that value (a batch's position, a slab's key), or None for the whole value."""
+that value (a batch's position, a slab's row), or None for the whole value."""
+
+
+def pack_batch(tasks: Sequence[Task], reads: tuple[Reads, ...]) -> bytes:
+    """A batch's tasks (as :class:`TaskColumns`) and their reads, pickled once, here.
+
+    The scheduler passes bytes on as they are: as objects, the tasks would be unpickled
+    and pickled again there (in the client process's event loop, for a LocalCluster),
+    one Python object per block each way; only the worker that runs the batch unpacks it.
+    """
+    return pickle.dumps((TaskColumns(tasks), reads), protocol=5)
 
 
 def batch_fn(
     payload: StagePayload | JointPayload,
-    tasks: Sequence[Task],
+    packed: bytes,
     errstate: ErrState,
-    reads: tuple[Reads, ...],
     *values: Any,
 ) -> BatchValues:
-    """The values of ``tasks`` (one stage's, one kind's), one after another in this call.
+    """The values of the batch's tasks (one stage's, one kind's), one after another in this
+    call; ``packed``: the tasks and their reads (:func:`pack_batch`).
 
     ``reads[k]`` says where task ``k``'s dependencies are among ``values``.
-    Each task is timed for the statistics as if it were its own Dask task.
+    Each task is timed for the statistics as if it were its own Dask task (counted,
+    summed and spanned here: :func:`.dask_stats.record_tasks`).
+
+    Python's cycle collector is off for the call: a batch makes a few small objects
+    per task (its unpacked tasks, their values and timings), none in cycles, and
+    the collections their count would trigger scan the worker's whole heap (at
+    10^5 tiny blocks, 0.15-0.45 s per worker and compute). Its bytes are bounded
+    by the batch's budget (:mod:`.dask_batches`).
     """
-    run = payload.run
-    out = []
-    times = []
-    now = time.time
-    with np.errstate(**dict(errstate)):
-        for task, where in zip(tasks, reads, strict=True):
-            got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
-            start = now()
-            out.append(run(task, got))
-            times.append((start, now()))
-    dask_stats.record_tasks(payload.stage.name, times)
+    with disable_gc():
+        tasks, reads = pickle.loads(packed)
+        run = payload.run
+        out = []
+        now = time.time
+        first = start = stop = now()
+        busy = 0.0
+        with np.errstate(**dict(errstate)):
+            for task, where in zip(tasks, reads, strict=True):
+                got = [values[i] if p is None else pick_value(values[i], p) for i, p in where]
+                start = now()
+                out.append(run(task, got))
+                stop = now()
+                busy += stop - start
+                if len(out) == 1:
+                    first = start
+        if out:
+            dask_stats.record_tasks(payload.stage.name, len(out), busy, first, stop)
     return BatchValues(out)
 
 
@@ -475,12 +455,12 @@ def task_fn(
     payload: StagePayload | JointPayload,
     task: Task,
     errstate: ErrState,
-    picks: tuple[str | None, ...] | None,
+    picks: tuple[int | tuple | None, ...] | None,
     *values: Any,
 ) -> Any:
     """The value of one lowered task of the payload's stage, from the values it reads.
 
-    ``picks``: per value, where the value read sits inside it (a block's key when it is a
+    ``picks``: per value, where the value read sits inside it (a block's row when it is a
     slab of scattered blocks, a position when it is a batch's values), else None; None
     when every value is read whole.
     """

@@ -270,15 +270,23 @@ class Grid:
     of blocks; :meth:`block_sizes` gives every block's element count at once.
     """
 
-    __slots__ = ("chunks", "numblocks", "slices")
+    __slots__ = ("_slices", "chunks", "numblocks")
 
     def __init__(self, chunks: Chunks) -> None:
         self.chunks = chunks
         self.numblocks = tuple(len(c) for c in chunks)
-        self.slices = []
-        for blocks in chunks:
-            o = offsets(blocks)
-            self.slices.append(tuple(slice(o[i], o[i + 1]) for i in range(len(blocks))))
+        self._slices: list[tuple[slice, ...]] | None = None
+
+    @property
+    def slices(self) -> list[tuple[slice, ...]]:
+        """Per axis, every block's slice (made on first use: a caller that only wants
+        :meth:`block_sizes` makes no slice per block)."""
+        if self._slices is None:
+            self._slices = []
+            for blocks in self.chunks:
+                o = offsets(blocks)
+                self._slices.append(tuple(slice(o[i], o[i + 1]) for i in range(len(blocks))))
+        return self._slices
 
     def region(self, index: Sequence[int]) -> tuple[slice, ...]:
         """The global slices of block ``index``."""

@@ -262,6 +262,13 @@ class StageReads:
             return region, self._projection(body_index)
         return region, self.blocks_of(group_reads(self.body_members, self.input_exprs, region))
 
+    def partial_blocks(self, body_index: Sequence[int]) -> list[BlockRef]:
+        """The input blocks the partial of one body block reads (:meth:`partial` without its
+        region, which elementwise reads do not need)."""
+        if self._projection is not None and not self._own_partials:
+            return self._projection(body_index)
+        return self.partial(body_index)[1]
+
     def partial_region(self, body_index: Sequence[int]) -> Region:
         """The body region of one partial, for a stage whose inputs no task makes."""
         assert self.body_grid is not None, "partial_region() of a stage that is not a reduction"
@@ -319,12 +326,20 @@ class StageReads:
 
     def block_nbytes(self, index: Sequence[int]) -> int:
         """Bytes of output block ``index`` (sizes of all blocks computed once)."""
+        return int(self.blocks_nbytes()[tuple(index)])
+
+    def blocks_nbytes(self) -> np.ndarray:
+        """Bytes of every output block, shaped like the block grid (computed once)."""
         if self._block_bytes is None:
             self._block_bytes = self.grid.block_sizes() * self.expr.dtype.itemsize
-        return int(self._block_bytes[tuple(index)])
+        return self._block_bytes
 
     def partial_nbytes(self, body_index: Sequence[int]) -> int:
-        """Estimated bytes of one body block's partial state.
+        """Estimated bytes of one body block's partial state (:meth:`partials_nbytes`)."""
+        return int(self.partials_nbytes()[tuple(body_index)])
+
+    def partials_nbytes(self) -> np.ndarray:
+        """Estimated bytes of every body block's partial state, shaped like the body grid.
 
         The state has the body block's extent on kept axes and length one on
         the reduced ones; its element size is the op's
@@ -340,7 +355,7 @@ class StageReads:
             assert self.body_grid is not None
             kept = self.body_grid.block_sizes(_kept_axes(self.stage))
             self._partial_bytes = kept * _partial_itemsize(self.stage)
-        return int(self._partial_bytes[tuple(body_index)])
+        return self._partial_bytes
 
 
 def _flat(indices: list[tuple[int, ...]], numblocks: tuple[int, ...]) -> np.ndarray:

@@ -42,7 +42,7 @@ from lazyarr.optimize.placement.clustersim import host_ids
 from lazyarr.optimize.placement.planner import combine_schedule, fan_in, folds_parts, gathers
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.schedule import schedule
-from lazyarr.optimize.tasks import Task, TaskGraph, TaskKind
+from lazyarr.optimize.tasks import SOURCE, Task, TaskGraph, TaskKind
 
 __all__ = ["lower"]
 
@@ -257,23 +257,17 @@ class _Lowering:
 
     def _sources(self, si: int, stage: Stage, need: np.ndarray) -> None:
         reads = self.reads[si]
-        prod = self.producers[si]
-        everything = bool(need.all())
-        indices = block_index_iter(stage.numblocks) if everything else _true_indices(need)
-        workers = None if stage.worker is None else stage.worker.tolist()
+        mask = need > 0
+        indices = block_index_iter(stage.numblocks) if mask.all() else _true_indices(need)
+        # per needed block, in C order as ``indices``: its bytes and planned worker
+        nbytes = reads.blocks_nbytes()[mask].tolist()
+        workers = [-1] * len(nbytes) if stage.worker is None else stage.worker[mask].tolist()
+        region = reads.grid.region
         tasks = self.tasks
-        for idx in indices:
-            w = -1 if workers is None else _at(workers, idx)
-            task = Task(
-                TaskKind.SOURCE,
-                si,
-                idx,
-                reads.grid.region(idx),
-                worker=w,
-                nbytes=reads.block_nbytes(idx),
-            )
-            tasks.append(task)
-            prod[idx] = len(tasks) - 1
+        first = len(tasks)
+        for idx, w, n in zip(indices, workers, nbytes, strict=True):
+            tasks.append(Task(SOURCE, si, idx, region(idx), worker=w, nbytes=n))
+        self.producers[si][mask] = np.arange(first, len(tasks))
 
     def _blocks(self, si: int, stage: Stage) -> None:
         reads = self.reads[si]
@@ -298,12 +292,13 @@ class _Lowering:
         parts_w = stage.placement.parts if tree else None
         reads = self.reads[si]
         prod = self.producers[si]
+        part_bytes = reads.partials_nbytes().tolist()  # nested lists: no NumPy scalar per part
         for idx, parts in self.specs[si].items():
             ids = []
             sizes = []
             for k, (bi, region, refs) in enumerate(parts):
                 deps, refs, slots = self.deps_of(si, refs)
-                size = reads.partial_nbytes(bi)
+                size = _at(part_bytes, bi)
                 w = int(parts_w[(*idx, k)]) if tree else -1
                 ids.append(
                     self.add(

@@ -15,6 +15,7 @@ import dataclasses
 import enum
 import functools
 import math
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -210,8 +211,9 @@ class TaskGraph:
         weights = [0] * len(self.tasks)
         in_parts = set()  # stages whose parts are counted: their finished blocks are not
         one_each = {}  # stage: each partial reads one block of its input (body = input grid)
+        parts = (PARTIAL, PRODUCT)
         for tid, task in enumerate(self.tasks):
-            if task.kind in (TaskKind.PARTIAL, TaskKind.PRODUCT):
+            if task.kind in parts:
                 stage = self.stages[task.stage]
                 single = one_each.get(task.stage)
                 if single is None:
@@ -221,7 +223,7 @@ class TaskGraph:
         for p in self.producers:
             for tid in p[p >= 0].tolist():
                 task = self.tasks[tid]
-                if task.kind == TaskKind.JOINT:
+                if task.kind == JOINT:
                     weights[tid] = len(task.members)
                 elif task.stage not in in_parts:
                     weights[tid] = 1
@@ -259,10 +261,8 @@ class TaskGraph:
 
     def kinds(self) -> dict[str, int]:
         """Task counts per kind (for statistics and structural tests)."""
-        out: dict[str, int] = {}
-        for t in self.tasks:
-            out[t.kind.name] = out.get(t.kind.name, 0) + 1
-        return out
+        counts = Counter(t.kind for t in self.tasks)  # names once per kind, not per task
+        return {TaskKind(k).name: n for k, n in sorted(counts.items())}
 
     def stage_tasks(self, names: Sequence[str] | None = None) -> dict[str, int]:
         """Task counts per stage name."""

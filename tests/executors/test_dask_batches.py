@@ -277,3 +277,91 @@ def test_a_batchs_tasks_travel_as_columns_and_come_back_equal():
         for a, b in zip(tasks, back, strict=True):
             assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
     assert pickle.loads(pickle.dumps(TaskColumns())) == ()
+
+
+def test_a_batch_reaches_the_scheduler_as_one_bytes_argument(dask_ex, monkeypatch):
+    """The scheduler (in this process, for a LocalCluster) would unpickle and pickle again
+    every task object it is sent: a batch's tasks travel packed, as bytes."""
+    from lazyarr.executors.dask_graph import DaskGraph
+    from lazyarr.executors.dask_tasks import batch_fn
+    from lazyarr.optimize.tasks import Task
+
+    sent = []
+    original = DaskGraph.send
+
+    def recording(self, client, keys):
+        sent.extend(t for layer in self._layers.values() for t in layer.values())
+        return original(self, client, keys)
+
+    monkeypatch.setattr(DaskGraph, "send", recording)
+    y = la.sin(la.arange(4_000.0, chunks=10)) * 2  # 400 blocks
+    plan = _plan(y, workers=2)
+    plan = plan.replace(workers=dask_ex.plan_context()["workers"])
+    (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, np.sin(np.arange(4_000.0)) * 2)
+    batches = [t for t in sent if t.func is batch_fn]
+    assert len(batches) == dask_ex.last_stats.extra["batches"][plan.outputs[0]] == 4
+
+    def objects(arg):
+        if isinstance(arg, tuple | list):
+            for a in arg:
+                yield from objects(a)
+        else:
+            yield arg
+
+    for t in batches:
+        args = list(objects(t.args))
+        assert sum(type(a) is bytes for a in args) == 1
+        assert not any(isinstance(a, Task) for a in args)
+
+
+def test_a_batch_runs_its_tasks_with_the_cycle_collector_off():
+    """The tasks of a batch make acyclic objects only; a collection their count triggers
+    would scan the worker's heap: collector off in the call, as it was after."""
+    import gc
+
+    from lazyarr.executors.dask_tasks import batch_fn, pack_batch
+
+    graph = lower(_plan(la.sin(la.arange(40.0, chunks=10)), workers=2), generate_in_place=True)
+    tasks = [t for t in graph.tasks if t.kind == TaskKind.BLOCK]
+
+    class Payload:
+        class stage:
+            name = "s"
+
+        def __init__(self):
+            self.seen = []
+
+        def run(self, task, values):
+            self.seen.append(gc.isenabled())
+            return task.index
+
+    payload = Payload()
+    assert gc.isenabled()
+    got = batch_fn(payload, pack_batch(tasks, tuple(() for _ in tasks)), ())
+    assert list(got) == [t.index for t in tasks]
+    assert payload.seen == [False] * len(tasks) and gc.isenabled()
+
+
+def test_the_workers_report_per_stage_not_per_block(dask_ex):
+    """What the client reads back after a compute: per worker, per stage, a count, summed
+    seconds and a span (four numbers, whatever the number of blocks)."""
+    from lazyarr.executors import dask_stats
+
+    y = la.sin(la.arange(4_000.0, chunks=10)) * 2  # 400 blocks
+    plan = _plan(y, workers=2)
+    plan = plan.replace(workers=dask_ex.plan_context()["workers"])
+    dask_ex.execute(plan, plan.outputs)
+    snaps = dask_stats.snapshot(dask_ex.client())
+    (name,) = plan.outputs
+    assert {n for s in snaps.values() for n in s["stages"]} == {name}
+    assert sum(s["stages"][name][0] for s in snaps.values()) == 400
+    for s in snaps.values():
+        count, busy, start, stop = s["stages"][name]
+        assert count > 0
+        assert 0 < busy <= stop - start
+    busy = dask_stats.stage_busy(snaps)[name]
+    assert busy[1] == 400 and busy[0] > 0
+    assert dask_ex.last_stats.stage_seconds[name] >= max(
+        s["stages"][name][3] - s["stages"][name][2] for s in snaps.values()
+    )

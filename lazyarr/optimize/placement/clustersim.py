@@ -258,6 +258,39 @@ class ClusterSim:
         self.loc[block] = [worker]
         self._apply({(MEMORY, worker): float(size)})
 
+    def place_many(
+        self, blocks: Sequence[BlockKey], sizes: np.ndarray, workers: np.ndarray
+    ) -> None:
+        """:meth:`place` for many blocks at once (a source stage): the same state, with the
+        loads added per worker in one step rather than block by block."""
+        workers = np.asarray(workers, dtype=np.int64).ravel()
+        sizes = np.asarray(sizes, dtype=np.int64).ravel()
+        if len(workers) and not 0 <= int(workers.min()) <= int(workers.max()) < self.n_workers:
+            raise IndexError(f"a worker out of range for {self.n_workers} workers")
+        if len(blocks) != len(sizes) or len(blocks) != len(workers):
+            raise ValueError(f"{len(blocks)} blocks, {len(sizes)} sizes, {len(workers)} workers")
+        if not self.loc.keys().isdisjoint(blocks):
+            raise KeyError(f"a block of {blocks[0]!r}'s stage is already placed")
+        self.size.update(zip(blocks, sizes.tolist()))
+        self.loc.update(zip(blocks, ([w] for w in workers.tolist())))
+        self.add_memory(np.bincount(workers, weights=sizes, minlength=self.n_workers))
+
+    def add_memory(self, per_worker: np.ndarray) -> None:
+        """Add bytes held to each worker's memory load (ops that read only what their worker
+        holds: no traffic, so their whole cost is this)."""
+        mem = self.load[MEMORY]
+        mem += np.asarray(per_worker, dtype=np.float64)
+        self._rowmax[MEMORY] = max(self._rowmax[MEMORY], float(mem.max()))
+
+    def hold(self, block: BlockKey, size: int, worker: int) -> None:
+        """Note that ``worker`` holds ``block`` whose bytes :meth:`add_memory` counted already
+        (so later ops that read it find it there)."""
+        self._check_worker(worker)
+        if block in self.loc:
+            raise KeyError(f"block {block!r} is already placed")
+        self.size[block] = int(size)
+        self.loc[block] = [worker]
+
     def simulate(self, op: SimOp, worker: int, lookahead: int | None = None) -> float:
         """The objective if ``op`` ran on ``worker`` (the state is unchanged).
 

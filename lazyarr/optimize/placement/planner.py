@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Hashable, Sequence
+from itertools import product
 
 import numpy as np
 from dask.utils import format_bytes
@@ -271,7 +272,7 @@ class Planner:
         return best
 
     def _blocks(self, stage: Stage) -> list[tuple[int, ...]]:
-        return [tuple(int(i) for i in idx) for idx in np.ndindex(*stage.numblocks)]
+        return list(product(*map(range, stage.numblocks)))  # C order
 
     def _empty(self, stage: Stage) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -282,12 +283,9 @@ class Planner:
     # -- stage kinds --------------------------------------------------------
     def _sources(self, stage: Stage) -> StagePlacement:
         worker, est = self._empty(stage)
-        owners = self.owners[stage.name]
-        reads = self.reads(stage)
-        for idx in self._blocks(stage):
-            w = int(owners[idx])
-            self.sim.place((stage.name, idx), reads.block_nbytes(idx), w)
-            worker[idx] = w
+        worker[...] = self.owners[stage.name]
+        keys = [(stage.name, idx) for idx in self._blocks(stage)]
+        self.sim.place_many(keys, self.reads(stage).blocks_nbytes(), worker)
         why = f"source: {_count(stage.nblocks, 'block')} on their layout owners"
         return StagePlacement("layout", worker, est, 0, why)
 
@@ -381,8 +379,12 @@ class Planner:
         return StagePlacement("tree", worker, est, moves, why, parts)
 
     def _reduce(self, stage: Stage) -> StagePlacement:
-        parts_of = []
         reads = self.reads(stage)
+        if reads.elementwise and not gathers(stage):
+            local = self._data_local_parts(stage)
+            if local is not None:
+                return self._local_tree(stage, local)
+        parts_of = []
         for idx in self._blocks(stage):
             plist = []
             for b in reads.parts(idx):
@@ -390,6 +392,123 @@ class Planner:
                 plist.append((keys, reads.partial_nbytes(b)))
             parts_of.append(plist)
         return self._tree(stage, parts_of, reduce=True)
+
+    def _data_local_parts(self, stage: Stage) -> list[tuple[list[int], list[int]]] | None:
+        """Per block of a reduction, the worker and bytes of each partial, in closed form,
+        when every partial has a worker holding all it reads and keeps no more bytes than
+        that (else None: the search decides).
+
+        Such a partial runs where its inputs are (the owner when it holds them, else the
+        lowest-numbered holder): it copies nothing, and any other worker would copy its
+        inputs, at least as many bytes as the partial the combine tree then moves. The
+        search would try each candidate per partial; this is one look-up per partial.
+        """
+        reads, loc, sizes = self.reads(stage), self.sim.loc, self.sim.size
+        ins = stage.inputs
+        owners = self.owners[stage.name]
+        part_bytes = reads.partials_nbytes()
+        out = []
+        for idx in self._blocks(stage):
+            owner = int(owners[idx])
+            workers: list[int] = []
+            nbytes: list[int] = []
+            for b in reads.parts(idx):
+                refs = reads.partial_blocks(b)
+                size = int(part_bytes[b])
+                if len(refs) == 1:  # the common case: one block read
+                    key = (ins[refs[0][0]], refs[0][1])
+                    where, read = loc[key], sizes[key]
+                    holders = where if len(where) == 1 else sorted(where)
+                else:
+                    keys = [(ins[pos], bi) for pos, bi in refs]
+                    common = set(loc[keys[0]]).intersection(*(loc[k] for k in keys[1:]))
+                    holders, read = sorted(common), sum(sizes[k] for k in keys)
+                if not holders or size > read:
+                    return None
+                workers.append(owner if owner in holders else holders[0])
+                nbytes.append(size)
+            if not workers:
+                return None
+            out.append((workers, nbytes))
+        return out
+
+    def _local_tree(self, stage: Stage, local: list[tuple[list[int], list[int]]]) -> StagePlacement:
+        """A reduction whose partials run where their inputs are (:meth:`_data_local_parts`):
+        combined by :func:`combine_schedule`, as :meth:`_tree` places them.
+
+        Only what crosses workers goes through the simulator op by op; the partials and
+        the combine steps that read their own worker's values add memory, in one step.
+        """
+        worker, est = self._empty(stage)
+        owners = self.owners[stage.name]
+        blocks = self._blocks(stage)
+        sim = self.sim
+        start = sim.moves
+        nparts = max(len(w) for w, _ in local)
+        parts = np.zeros((*stage.numblocks, nparts), dtype=np.int32)
+        memory = np.zeros(sim.n_workers, dtype=np.float64)
+        for idx, (workers, nbytes) in zip(blocks, local, strict=True):
+            owner = int(owners[idx])
+            parts[idx][: len(workers)] = workers
+            memory += np.bincount(workers, weights=nbytes, minlength=sim.n_workers)
+            est[idx] = self._combine_local(stage, idx, workers, nbytes, owner, memory)
+            worker[idx] = owner
+        sim.add_memory(memory)
+        moves = sim.moves - start
+        total = format_bytes(int(est.sum()))
+        why = (
+            f"tree reduce: {_count(stage.nblocks, 'block')} x {nparts} partials where their "
+            f"blocks are, co-located parts combined first, {_count(moves, 'block move')} "
+            f"predicted ({total})"
+        )
+        return StagePlacement("tree", worker, est, moves, why, parts)
+
+    def _combine_local(
+        self,
+        stage: Stage,
+        idx: tuple[int, ...],
+        workers: list[int],
+        nbytes: list[int],
+        owner: int,
+        memory: np.ndarray,
+    ) -> int:
+        """Commit the combine steps of one block whose partials ran on ``workers``, and its
+        result on ``owner``; returns the bytes copied. A step whose values are all on its
+        worker adds its bytes to ``memory`` (applied later, loads only grow); the others,
+        and the values they read, go through the simulator."""
+        sim = self.sim
+        n = len(workers)
+        where, size = list(workers), list(nbytes)
+        named: dict[int, tuple] = {}  # slot -> its simulator key, once a copy reads it
+
+        def key_of(slot: int) -> tuple:
+            k = named.get(slot)
+            if k is None:
+                k = (
+                    (stage.name, idx, "part", slot)
+                    if slot < n
+                    else (stage.name, idx, "sum", slot - n)
+                )
+                sim.hold(k, size[slot], where[slot])
+                named[slot] = k
+            return k
+
+        moved = 0
+        steps = combine_schedule(workers, owner, sim.host_of, fan_in(stage))
+        for j, (*ins, w) in enumerate(steps):
+            step_bytes = max(size[a] for a in ins)
+            if all(where[a] == w for a in ins):
+                memory[w] += step_bytes  # co-located values: no copy
+            else:
+                out = (stage.name, idx, "sum", j)
+                moved += sim.commit(SimOp(tuple(key_of(a) for a in ins), out, step_bytes), w)
+                named[n + j] = out
+            where.append(w)
+            size.append(step_bytes)
+        last = len(where) - 1
+        out_bytes = self.reads(stage).block_nbytes(idx)
+        moved += sim.commit(SimOp((key_of(last),), (stage.name, idx), out_bytes), owner)
+        return moved
 
     def _contraction(self, stage: Stage) -> StagePlacement:
         base = self.sim
