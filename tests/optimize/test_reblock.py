@@ -426,3 +426,17 @@ def test_auto_and_explicit_store_chunks_have_different_keys(stored):
     explicit = la.from_zarr(path, chunks=auto.chunks)
     assert auto._expr.op.auto_chunks and not explicit._expr.op.auto_chunks
     assert auto._expr.key != explicit._expr.key
+
+
+def test_under_a_memory_limit_blocks_fit_a_worker_threads_share():
+    """Before: a 190 MB random chain was made in 4 blocks of 48 MB for 2 workers under a
+    limit of 64 MiB each (``array.chunk-size`` bounded them alone), and refused as too big."""
+    x = la.random.random(25_000_000, seed=1)
+    y = (la.sin(x) * 2 + la.cos(x)).sum()
+    free = plan_of(y)
+    assert max(max(e.chunks[0]) for e in sources(free).values()) * 8 > 32 * 2**20
+    with config.set({"memory-limit": "64MiB"}):
+        limited = plan_of(y)
+    (src,) = sources(limited).values()
+    assert max(src.chunks[0]) * 8 <= 64 * 2**20 // 6
+    assert len(src.chunks[0]) % 4 == 0  # still a multiple of the workers
