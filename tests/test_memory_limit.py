@@ -210,3 +210,16 @@ def test_a_refused_reduction_names_the_size_of_the_blocks_it_reads():
     y = la.from_array(a, chunks=(advised // (16 * 8) // 2, 16))  # half of it, to be sure
     with la.config.set({"memory-limit": "1MiB", "numba.threads": 1}):
         np.testing.assert_allclose((y * 2).mean(axis=0).compute(), (a * 2).mean(axis=0))
+
+
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_a_scan_under_a_limit_holds_no_stage_of_scanned_blocks(executor):
+    """``cumsum`` read its scanned blocks in two stages (totals, combine), which held them all:
+    8 MB under a 4 MiB limit was refused. Each block is now scanned again by the combine."""
+    x = la.random.random((2000, 500), chunks=(100, 500), seed=3)
+    want = np.cumsum(x.compute(), axis=0)
+    out = np.zeros(x.shape)
+    with la.config.set({"memory-limit": "4MiB", "numba.compile-threshold": 0}):
+        la.store(la.cumsum(x, axis=0), out, executor=executor)
+        assert la.last_run().predicted_peak <= 4 * 2**20
+    np.testing.assert_allclose(out, want, rtol=1e-12)

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.graph.expr import Expr
+from lazyarr.graph.chunks import offsets
+from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops._common import normalize_axis
 from lazyarr.graph.ops.manipulation import reshape
-from lazyarr.graph.ops.statistics import ScanCarry, ScanCombine, ScanTotals
+from lazyarr.graph.ops.statistics import ScanCarry, ScanCombine, ScanTotals, _with
 from lazyarr.graph.ops.userfunc import UserFunc, blockwise, user_func
 
 __all__ = ["UserScanCarry", "UserScanCombine", "UserScanTotals", "cumreduction", "takes_dtype"]
@@ -34,6 +35,14 @@ class UserScanTotals(ScanTotals):
 
     def label(self) -> str:
         return f"{self.func}-totals"
+
+    def regions(self, expr: Expr, out: Region) -> tuple[Region, ...]:
+        """The last scanned value of the block (the user's scan is its own stage)."""
+        (x,) = expr.inputs
+        o = offsets(x.chunks[self.axis])
+        j = out[self.axis].start
+        hi = o[j + 1]
+        return (_with(out, self.axis, slice(max(o[j], hi - 1), hi)),)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +63,8 @@ class UserScanCombine(ScanCombine):
 
     name = "user_scan_combine"
     binop: UserFunc | None = None
+    # its first input is the user's scanned blocks (a stage of their own): the kernel
+    # (kernels/reference/cumreduction.py) does not scan again
 
     def label(self) -> str:
         return self.func

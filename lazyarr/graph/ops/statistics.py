@@ -70,7 +70,9 @@ class ScanBlocks(MapOp):
 
 @dataclasses.dataclass(frozen=True)
 class ScanTotals(MapOp):
-    """One value per input block along ``axis``: the block's last scanned value.
+    """One value per input block along ``axis``: the block's last scanned value, scanned
+    here from the input block (the combine scans it again: holding the scanned blocks for
+    both readers took the whole array, and a scan costs one pass over a block).
 
     Empty blocks give the identity (their region is empty).
     """
@@ -86,8 +88,7 @@ class ScanTotals(MapOp):
         (x,) = expr.inputs
         o = offsets(x.chunks[self.axis])
         j = out[self.axis].start
-        hi = o[j + 1]
-        return (_with(out, self.axis, slice(max(o[j], hi - 1), hi)),)
+        return (_with(out, self.axis, slice(o[j], o[j + 1])),)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +108,7 @@ class ScanCarry(MapOp):
 
 @dataclasses.dataclass(frozen=True)
 class ScanCombine(MapOp):
-    """Local scans combined with their carry (inputs: blocks[, carry]).
+    """Each block scanned and combined with its carry (inputs: the input[, carry]).
 
     With ``include_initial`` the output is one longer along ``axis``: its
     first block holds the identity and then the input's first block.
@@ -186,14 +187,13 @@ def cumulative(
             x = _flatten(x)
         ax = normalize_axis(axis, x.ndim, opname)
     op_args = {"func": func, "axis": ax}
-    blocks = Expr(ScanBlocks(**op_args), (x,), x.shape, out_dtype, x.chunks)
     nb = x.numblocks[ax]
-    inputs: tuple[Expr, ...] = (blocks,)
+    inputs: tuple[Expr, ...] = (x,)
     if nb > 1:
         shape = _with_len(x.shape, ax, nb)
         totals = Expr(
             ScanTotals(**op_args),
-            (blocks,),
+            (x,),
             shape,
             out_dtype,
             _with_chunks(x.chunks, ax, (1,) * nb),
@@ -201,9 +201,9 @@ def cumulative(
         carry = Expr(
             ScanCarry(**op_args), (totals,), shape, out_dtype, _with_chunks(x.chunks, ax, (nb,))
         )
-        inputs = (blocks, carry)
+        inputs = (x, carry)
     elif not include_initial:
-        return blocks
+        return Expr(ScanBlocks(**op_args), (x,), x.shape, out_dtype, x.chunks)
     chunks = x.chunks
     shape = x.shape
     if include_initial:

@@ -38,6 +38,10 @@ def _identity(func: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 @register(ScanBlocks)
 def scan_blocks(op: ScanBlocks, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
+    return _scanned(op, expr, x)
+
+
+def _scanned(op: ScanBlocks | ScanTotals | ScanCombine, expr: Expr, x: np.ndarray) -> np.ndarray:
     # a block may start past the NaN that kept NumPy's whole-array scan quiet
     with np.errstate(over="ignore", invalid="ignore"):
         return SCAN_FUNCS[op.func][0](x, axis=op.axis, dtype=_ufunc_dtype(expr))
@@ -45,9 +49,11 @@ def scan_blocks(op: ScanBlocks, expr: Expr, out: Region, x: np.ndarray) -> np.nd
 
 @register(ScanTotals)
 def scan_totals(op: ScanTotals, expr: Expr, out: Region, x: np.ndarray) -> np.ndarray:
-    if x.shape[op.axis] == 0:
+    n = x.shape[op.axis]
+    if n == 0:
         return _identity(op.func, _region_shape(out), expr.dtype)
-    return x
+    # the block's scan, its last value: the same sums, in the same order, as the combine's
+    return np.take(_scanned(op, expr, x), [n - 1], axis=op.axis)
 
 
 @register(ScanCarry)
@@ -62,7 +68,7 @@ def scan_carry(op: ScanCarry, expr: Expr, out: Region, totals: np.ndarray) -> np
 
 @register(ScanCombine)
 def scan_combine(op: ScanCombine, expr: Expr, out: Region, *arrays: np.ndarray) -> np.ndarray:
-    local = arrays[0]
+    local = _scanned(op, expr, arrays[0])
     if len(arrays) == 2:
         with np.errstate(over="ignore", invalid="ignore"):
             local = SCAN_FUNCS[op.func][1](local, arrays[1], dtype=_ufunc_dtype(expr))
