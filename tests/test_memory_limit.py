@@ -39,8 +39,9 @@ def test_a_plan_that_cannot_fit_is_refused_before_anything_is_read():
 
 
 def test_the_numba_executor_runs_fewer_tasks_at_once_to_fit_the_limit():
-    """Two threads would each hold a task's 2.9 MiB; under 3 MiB one task runs at a time
-    (the plan was refused before), under 2 MiB not even one fits and it is refused."""
+    """A map task holds 1.9 MiB (its output block and the write's input): under 2 MiB one
+    task runs at a time (the NumPy executor, which does not bound them, is refused), under
+    1.5 MiB not even one fits and the plan is refused, saying which blocks would fit."""
     a = np.random.default_rng(0).random((2000, 500))
     x = la.from_array(a, chunks=(250, 500))
     out = np.zeros_like(a)
@@ -49,15 +50,16 @@ def test_the_numba_executor_runs_fewer_tasks_at_once_to_fit_the_limit():
         stats = la.last_run().stats
         assert stats.extra["threads"] == 2 and "in_flight_budget" not in stats.extra
         out[:] = 0
-        with la.config.set({"memory-limit": "3MiB"}):
+        with la.config.set({"memory-limit": "2MiB"}):
             la.store(la.sin(x) * 2, out)
             stats = la.last_run().stats
         assert stats.extra["threads"] == 2 and stats.extra["most_at_once"] == 1
+        assert la.last_run().predicted_peak <= 2 * 2**20
         np.testing.assert_allclose(out, np.sin(a) * 2)
-        with la.config.set({"memory-limit": "3MiB"}), pytest.raises(MemoryLimitError):
+        with la.config.set({"memory-limit": "2MiB"}), pytest.raises(MemoryLimitError):
             la.store(la.sin(x) * 2, out, executor="numpy")  # runs two at once, unbounded
-        too_small = la.config.set({"memory-limit": "2MiB"})
-        with too_small, pytest.raises(MemoryLimitError, match="blocks of at most 686,080 bytes"):
+        too_small = la.config.set({"memory-limit": "1500KiB"})
+        with too_small, pytest.raises(MemoryLimitError, match="blocks of at most 748,544 bytes"):
             la.store(la.sin(x) * 2, out)
 
 

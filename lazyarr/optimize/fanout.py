@@ -23,10 +23,11 @@ import numpy as np
 
 from lazyarr.graph.chunks import Grid
 from lazyarr.graph.ops import FromArray, FromBlocks
+from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import StageReads, reads_elementwise
 from lazyarr.optimize.plan import Plan, Stage
 
-__all__ = ["FanOut", "already_in_memory", "fanout_holds"]
+__all__ = ["FanOut", "already_in_memory", "fanout_holds", "handed_off"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +71,35 @@ def _sweep(sizes: np.ndarray, tasks: np.ndarray, flat: np.ndarray) -> tuple[int,
     np.add.at(alive, made, sizes[read])
     np.add.at(alive, release[read] + 1, -sizes[read])
     return int(np.cumsum(alive).max(initial=0)), task_inputs
+
+
+def handed_off(plan: Plan, name: str) -> bool:
+    """Every block of stage ``name`` is its one reader task's only stored input: the block
+    is that task's input the moment it is made (a local executor runs a ready reader of
+    the deepest stage first), so it never waits beside it. Not so when the reader also
+    waits for blocks of another stage, or reads many blocks, or the stage has two readers."""
+    readers = plan.readers.get(name, ())
+    if len(readers) != 1:
+        return False
+    reader = plan.stages[readers[0]]
+    if reader.kind not in ("map", "reduce"):
+        return False
+    own = [p for p, src in enumerate(reader.inputs) if src == name]
+    others = [src for src in reader.inputs if src != name]
+    if len(own) != 1 or not all(_made_in_place(plan.stages[o]) for o in others):
+        return False
+    reads = StageReads(reader).task_reads(own).get(own[0])
+    if reads is None:
+        return False
+    tasks, flat = reads
+    return tasks.size == plan.stages[name].nblocks and _hand_off(
+        tasks, flat, plan.stages[name].nblocks
+    )
+
+
+def _made_in_place(stage: Stage) -> bool:
+    """A source a local executor makes inside its readers' tasks, or one already in memory."""
+    return already_in_memory(stage) or isinstance(stage.expr.op, Windowed)
 
 
 def already_in_memory(stage: Stage) -> bool:

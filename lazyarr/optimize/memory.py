@@ -30,7 +30,7 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
-from lazyarr.optimize.fanout import already_in_memory, fanout_holds
+from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off
 from lazyarr.optimize.placement.planner import fan_in, folds_parts
 from lazyarr.optimize.plan import Plan, Stage
 
@@ -324,12 +324,16 @@ def estimate(
     held_names = held_names + [f.stage for f in fans if f.held]
     results = gathered_bytes(plan)
     held = math.ceil(held / max(1, workers)) + (results if gathered else 0)
-    # a stored block waits for its reader: up to one per task at once (a chain's hand-offs)
+    # a stored block waits for its reader: up to one per task at once, where a reader waits
+    # for other blocks too (locally, a block handed straight to its one reader is counted
+    # in that reader's working set)
     waiting = max(
         (
             largest_block_bytes(s.expr)
             for s in plan.stages.values()
-            if s.kind != "source" and s.name not in plan.outputs
+            if s.kind != "source"
+            and s.name not in plan.outputs
+            and not (gathered and handed_off(plan, s.name))
         ),
         default=0,
     )
