@@ -177,6 +177,9 @@ def child(args: dict) -> None:
     (work / "small").mkdir()
     with la.config.set({"numba.compile-threshold": 0}):  # compiled or loaded, the executor's
         make(la, WARM_ELEMENTS, work / "small")()  # threads started: not measured
+    if args["executor"] == "dask":  # and in every worker (a small plan's tasks reach few)
+        client = la.api.resolve_executor("dask").client()
+        client.run(_warm_worker, args["case"], str(work / "small-worker"))
     big = work / "big"
     big.mkdir()
     run = make(la, args["elements"], big)
@@ -192,6 +195,19 @@ def child(args: dict) -> None:
         "held": last.stats.peak_bytes,
     }
     print("RESULT " + json.dumps(out), flush=True)
+
+
+def _warm_worker(case: str, where: str) -> None:
+    """The small case run inside a Dask worker on its own threads: its kernels compiled."""
+    import os
+
+    import lazyarr as la
+
+    work = Path(f"{where}-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    with la.config.set({"numba.compile-threshold": 0, "executor": "numba", "memory-limit": None}):
+        CASES[case](la, WARM_ELEMENTS, work)()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 # -- the parent --------------------------------------------------------------------------
