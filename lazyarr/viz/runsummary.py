@@ -63,6 +63,8 @@ class RunSummary:
     rss_growth: int | None = None
     """Measured: what the run added to the resident set at its peak (per process, or the
     worker that grew most on dask)."""
+    per_worker: bool = False
+    """The memory numbers are a worker's (a cluster), not this process's."""
     timed: bool = False
     """Whether the rows carry predicted seconds (the ``predicted`` column is shown)."""
 
@@ -133,7 +135,8 @@ class RunSummary:
         held = f"blocks held {fmt_bytes(self.peak_bytes)}"
         if self.rss_growth is None:
             return held + predicted
-        return f"peak RSS +{fmt_bytes(self.rss_growth)}{predicted}, {held}"
+        where = " per worker" if self.per_worker else ""
+        return f"peak RSS +{fmt_bytes(self.rss_growth)}{where}{predicted}, {held}"
 
     def _split(self) -> str:
         """`` = planning .. + compiling .. + running ..`` (the parts known), adding up."""
@@ -218,5 +221,6 @@ def run_summary(
         rows=rows,
         predicted_peak=predicted_peak,
         rss_growth=int(grown) if grown is not None else None,
+        per_worker=bool(extra.get("workers")),
         timed=predicted is not None,
     )
