@@ -32,8 +32,9 @@ groupby and resample reductions to flox, whose Dask code claims every Dask
 collection and hands back a Dask array built around the lazy one; lazy arrays
 take xarray's own groupby instead (:func:`_keep_lazy_groupbys_off_flox`), whose
 sums, means, counts, products, maxima and minima lazyarr then computes in two
-stages under flox's adapter (:mod:`lazyarr.xarray_groupby`). These four are the
-changes made to xarray.
+stages under flox's adapter (:mod:`lazyarr.xarray_groupby`); trailing rolling
+windows are reduced in one stage (:mod:`lazyarr.xarray_rolling`), not through
+xarray's stacked windows. These are the changes made to xarray.
 
 xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
 :attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
@@ -67,6 +68,7 @@ from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
 from lazyarr.namespace.io import store as store_all
 from lazyarr.xarray_groupby import install as install_groupbys
+from lazyarr.xarray_rolling import install as install_rolling
 
 try:
     from xarray.computation import apply_ufunc as xr_apply_ufunc
@@ -235,6 +237,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         _leave_lazy_arrays_to_lazyarr()
         _keep_lazy_groupbys_off_flox()
         install_groupbys()
+        install_rolling()
         _index_lazy_arrays_by_axis()
         _run_mixed_apply_ufunc_on_lazyarr(self)
 

@@ -118,7 +118,7 @@ def group_reduce(
     )
     chunks = ((ngroups,), *whole.chunks[1:])
     reduced = map_blocks(kernel, whole, dtype=out_dtype, chunks=chunks)
-    return _moveaxis(reduced, 0, -1)
+    return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
 
 
 def _whole_axis_chunks(x: LazyArray, ngroups: int) -> tuple[tuple[int, ...], ...]:
@@ -128,6 +128,14 @@ def _whole_axis_chunks(x: LazyArray, ngroups: int) -> tuple[tuple[int, ...], ...
     largest = math.prod(max(c, default=0) for c in x.chunks) * itemsize
     limit = min(chunk_limit(), max(itemsize, largest * max(1, x.shape[0]) // ngroups))
     return normalize_chunks((-1, *["auto"] * (x.ndim - 1)), x.shape, itemsize, limit)
+
+
+def _like_input(x: LazyArray, reduced: LazyArray) -> tuple[tuple[int, ...], ...]:
+    """``x``'s blocks for the reduction: its blocks along the other axes, and as many groups
+    per block as ``x`` has positions (no result block larger than ``x``'s, and a result that
+    meets ``x`` again, as anomalies do, lines up with its blocks)."""
+    per = max(1, max(x.chunks[0], default=1))
+    return normalize_chunks((per, *x.chunks[1:]), reduced.shape, 1, chunk_limit())
 
 
 def _moveaxis(a: LazyArray, source: int, dest: int) -> LazyArray:
