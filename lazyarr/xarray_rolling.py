@@ -1,4 +1,4 @@
-"""xarray's rolling reductions over lazy arrays in one stage: ``rolling(time=7).mean()``.
+"""xarray's rolling and coarsening reductions over lazy arrays in one stage each.
 
 xarray reduces the windows of a chunked array by building them
 (``rolling.construct``: the array stacked ``window`` times on a new axis) and
@@ -8,7 +8,13 @@ lazy array, a trailing (not centred) window along one dimension is reduced by
 :func:`lazyarr.namespace.moving.moving_reduce` instead (``sum``, ``mean``,
 ``max``, ``min``, ``prod``), with xarray's meaning of missing values and
 ``min_periods``; every other rolling reduction takes xarray's own path.
-:func:`install` makes the change, once.
+
+``coarsen(lat=2, lon=2).mean()`` (and ``sum``, ``max``, ``min``) reshapes each
+coarsened axis into ``(n, window)`` and reduces the window axes: a copy of every
+block, then a slow reduction of short inner axes. For lazy data it is
+:func:`lazyarr.namespace.coarsening.coarsen` over the array xarray trimmed or
+padded: one stage that adds strided slices of each block. :func:`install`
+makes both changes, once.
 """
 
 from __future__ import annotations
@@ -18,8 +24,12 @@ from typing import Any
 
 from xarray.computation import rolling as xr_rolling
 from xarray.core import duck_array_ops
+from xarray.core.options import _get_keep_attrs
+from xarray.core.variable import Variable
 
-from lazyarr._array import LazyArray
+from lazyarr._array import LazyArray, wrap
+from lazyarr.graph.ops.manipulation import Reshape
+from lazyarr.namespace.coarsening import coarsen
 from lazyarr.namespace.moving import moving_reduce
 
 __all__ = ["install"]
@@ -28,11 +38,56 @@ _NAMES = {getattr(duck_array_ops, n): n for n in ("sum", "max", "min", "prod")}
 """xarray's window reductions that :func:`moving_reduce` computes, by their function."""
 
 
+_COARSEN = {getattr(duck_array_ops, n): n for n in ("sum", "mean", "max", "min")}
+"""xarray's coarsening reductions that :func:`coarsen` combines from strided slices."""
+
+
 def install() -> None:
-    """Reduce trailing rolling windows of lazy arrays in one stage (idempotent)."""
+    """Reduce trailing rolling windows and coarsened windows of lazy arrays in one stage
+    (idempotent)."""
     cls = xr_rolling.DataArrayRolling
     if not getattr(cls._array_reduce, "for_lazyarr", False):
         cls._array_reduce = _one_stage_where_possible(cls._array_reduce)  # type: ignore[method-assign]
+    if not getattr(Variable.coarsen, "for_lazyarr", False):
+        Variable.coarsen = _coarsen_by_slices(Variable.coarsen)  # type: ignore[method-assign]
+
+
+def _coarsen_by_slices(variable_coarsen: Any) -> Any:
+    """xarray's ``Variable.coarsen``, with :func:`coarsen` for lazy data."""
+
+    def coarsen_by_slices(
+        self: Any,
+        windows: Any,
+        func: Any,
+        boundary: Any = "exact",
+        side: Any = "left",
+        keep_attrs: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        name = _COARSEN.get(func) if isinstance(func, Hashable) else None
+        windows = {k: v for k, v in windows.items() if k in self.dims}
+        if (
+            name is None
+            or not windows
+            or set(kwargs) - {"skipna"}
+            or not isinstance(self._data, LazyArray)
+            or self.dtype.kind not in "iuf"
+        ):
+            return variable_coarsen(self, windows, func, boundary, side, keep_attrs, **kwargs)
+        reshaped, _ = self.coarsen_reshape(windows, boundary, side)  # trimmed or padded
+        expr = getattr(reshaped, "_expr", None)
+        if expr is None or not isinstance(expr.op, Reshape) or expr.inputs[0].ndim != self.ndim:
+            return variable_coarsen(self, windows, func, boundary, side, keep_attrs, **kwargs)
+        skipna = kwargs.get("skipna")
+        if expr.inputs[0].dtype.kind == "f" and (skipna or skipna is None):  # padded: floats
+            name = f"nan{name}"
+        axes = {self.get_axis_num(d): w for d, w in windows.items()}
+        data = coarsen(name, wrap(expr.inputs[0]), axes)
+        keep = _get_keep_attrs(default=True) if keep_attrs is None else keep_attrs
+        return self._replace(data=data, attrs=self.attrs if keep else None)
+
+    coarsen_by_slices.for_lazyarr = True  # type: ignore[attr-defined]
+    return coarsen_by_slices
 
 
 def _one_stage_where_possible(array_reduce: Any) -> Any:

@@ -9,11 +9,13 @@ instead of three (allocate, decode, copy). Writing is the mirror image: the
 slab is compressed and written to a temporary file that is renamed over the
 chunk's (every chunk old or new, never half written), and a chunk that is
 all fill value is removed instead when the array does not write empty
-chunks, as zarr does. Only layouts whose bytes are plainly the array's
-bytes take this way (a local store, C order, native byte order, no
-filters, sharding or transposes, compressed by nothing or zstd; blosc for
-reading); everything else, and chunks cut by the region's edge, go
-through zarr itself.
+chunks, as zarr does. A chunk that a block needs only part of (a
+region cut by ``isel``, the last chunk of an axis that does not fill it) is
+decoded whole into a per-thread buffer and its part copied. Only layouts
+whose bytes are plainly the array's bytes take this way (a local store, C
+order, native byte order, no filters, sharding or transposes, compressed by
+nothing or zstd; blosc for reading); everything else, and partial chunks
+being written, go through zarr itself.
 """
 
 from __future__ import annotations
@@ -60,8 +62,12 @@ class ChunkFiles:
         """Fill ``out`` with ``array[where]`` (steps 1): whole chunks decoded in place."""
         for coords, box, local in self._chunks(where):
             dst = out[local]
-            if not (self._whole(box, dst) and self._decode(coords, dst)):
-                dst[...] = array[box]  # cut by the region's edge, or missing: zarr decides
+            if self._whole(box, dst):
+                done = self._decode(coords, dst)
+            else:  # cut by the region's edge: decoded whole, then the part copied
+                done = self._decode_part(coords, box, dst)
+            if not done:
+                dst[...] = array[box]  # missing (a fill value), or odd: zarr decides
 
     def write_from(self, array: Any, where: tuple[slice, ...], block: np.ndarray) -> None:
         """Store ``block`` at ``array[where]`` (steps 1): whole chunks encoded from place."""
@@ -137,6 +143,21 @@ class ChunkFiles:
             self.codec.decode(raw, out=dst)
         except (RuntimeError, ValueError) as e:
             raise self._corrupt(key, f"does not decode ({e})") from e
+        return True
+
+    def _decode_part(
+        self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
+    ) -> bool:
+        """Decode chunk ``coords`` whole into this thread's chunk buffer and copy its part
+        ``box`` into ``dst`` (False when it has no file)."""
+        if dst.dtype != self.dtype:
+            return False
+        nbytes = math.prod(self.chunk_shape) * self.dtype.itemsize
+        whole = np.frombuffer(_scratch(nbytes, "chunk"), self.dtype).reshape(self.chunk_shape)
+        if not self._decode(coords, whole):
+            return False
+        origin = [k * c for k, c in zip(coords, self.chunk_shape)]
+        dst[...] = whole[tuple(slice(b.start - o, b.stop - o) for b, o in zip(box, origin))]
         return True
 
     def _corrupt(self, key: str, problem: str) -> ValueError:
@@ -242,7 +263,8 @@ _SCRATCH = threading.local()
 
 def _scratch(size: int, slot: str = "raw") -> memoryview:
     """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk):
-    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding."""
+    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding, ``chunk``
+    a chunk decoded whole when a block needs only part of it."""
     buf = getattr(_SCRATCH, slot, None)
     if buf is None or len(buf) < size:
         buf = bytearray(max(size, 1))

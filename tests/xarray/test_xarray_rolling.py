@@ -110,3 +110,60 @@ def test_moving_reduce_refuses_what_it_does_not_compute():
         moving_reduce(x, 3, 0, "sum", 4)
     with pytest.raises(NotImplementedError, match="bool"):
         moving_reduce(la.ones((10,), dtype=bool), 3, 0, "sum")
+
+
+# ------------------------------------------------------------------- coarsen
+@pytest.mark.parametrize("func", ["mean", "sum", "max", "min"])
+@pytest.mark.parametrize("boundary", ["trim", "pad"])
+def test_coarsen_matches_xarray(executor, func, boundary):
+    da = _data()
+    lz = da.chunk({"time": 6}, chunked_array_type="lazyarr")
+    coarse = lz.coarsen(y=2, x=2, boundary=boundary)  # xarray passes no skipna to coarsen
+    _assert_like(getattr(coarse, func)(), getattr(da.coarsen(y=2, x=2, boundary=boundary), func)())
+
+
+def test_coarsen_of_integers_uneven_blocks_and_other_reductions(executor):
+    da = _data("int32", nan=False)
+    lz = da.chunk({"time": 7, "x": 3}, chunked_array_type="lazyarr")
+    for f in [
+        lambda d: d.coarsen(time=4, boundary="trim").mean(),  # blocks of 7 realigned to 4s
+        lambda d: d.coarsen(x=5).sum(),
+        lambda d: d.coarsen(time=3, boundary="pad", side="right").max(),
+    ]:
+        _assert_like(f(lz), f(da))
+    for f in [  # xarray's own path
+        lambda d: d.coarsen(x=5).median(),
+        lambda d: d.coarsen(x=5).std(),
+    ]:
+        xr.testing.assert_allclose(f(lz).compute(), f(da))
+    with pytest.raises(ValueError, match="exact"):
+        lz.coarsen(time=4).mean()
+
+
+def test_a_coarsen_is_one_stage_after_the_read():
+    lz = _data().chunk({"time": 6}, chunked_array_type="lazyarr")
+    got = lz.coarsen(y=2, x=2, boundary="trim").mean().data
+    names = [s.name.split("-")[0] for s in la.plan(got).stages.values()]
+    assert names.count("map_blocks") == 1 and "reshape" not in names, names
+    assert got.chunks[0] == lz.data.chunks[0]
+
+
+def test_coarsen_function_against_numpy():
+    from lazyarr.namespace.coarsening import coarsen
+
+    a = np.arange(6 * 10, dtype=np.float64).reshape(6, 10)
+    a[1, 3] = np.nan
+    x = la.from_array(a, chunks=(4, 3))
+    want = a.reshape(3, 2, 5, 2)
+    np.testing.assert_allclose(
+        coarsen(np.nanmean, x, {0: 2, 1: 2}).compute(), np.nanmean(want, axis=(1, 3))
+    )
+    np.testing.assert_allclose(coarsen(np.sum, x, {0: 2, 1: 2}).compute(), want.sum(axis=(1, 3)))
+    np.testing.assert_allclose(
+        coarsen(np.median, x, {1: 5}).compute(), np.median(a.reshape(6, 2, 5), axis=2)
+    )
+    np.testing.assert_allclose(
+        coarsen(np.max, x, {0: 4}, trim_excess=True).compute(), a[:4].max(axis=0, keepdims=True)
+    )
+    with pytest.raises(ValueError, match="align"):
+        coarsen(np.sum, x, {0: 4})
