@@ -65,9 +65,7 @@ def _two_stages_where_possible(reduce: Any) -> Any:
             return reduce(self, func, dim, **kwargs)
         kwargs.pop("axis", None)
         kwargs.pop("shortcut", None)
-        if kwargs.get("min_count") is None:
-            kwargs.pop("min_count", None)
-        return self._flox_reduce(dim=dim, func=name, **kwargs)
+        return self._flox_reduce(dim=dim, func=name, **kwargs)  # min_count as xarray gives it
 
     two_stage_reduce.for_lazyarr = True  # type: ignore[attr-defined]
     return two_stage_reduce

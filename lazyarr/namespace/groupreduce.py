@@ -7,7 +7,10 @@ reduction and one reshape per group: 1,100 stages and a second of planning for
 a daily climatology. Here the whole grouping is two stages whatever the number
 of groups: a rechunk to blocks that hold the whole axis (split along the other
 axes instead), then one task per block that sorts the block's positions by
-group and reduces each run of rows, giving every group at once.
+group and reduces each run of rows, giving every group at once. Codes already
+in order (``resample``) need no gathering: blocks are cut between runs, each
+near the input's block length (a rechunk that reads neighbours only), and each
+block reduces its own runs.
 Sums of float32 groups longer than :data:`SHORT_RUN` accumulate in float64;
 results come back in the input's dtype, as flox's. No block of the result is
 larger than the input's largest block.
@@ -24,6 +27,7 @@ from lazyarr._array import LazyArray
 from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.chunks import normalize_chunks
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.namespace.shuffle import packed_chunks
 from lazyarr.namespace.userfuncs import map_blocks
 
 __all__ = ["GROUP_FUNCS", "group_reduce"]
@@ -97,12 +101,22 @@ def group_reduce(
         fill_value = _IDENTITY.get(base, np.nan)
     if (missing or min_count) and not (base in _IDENTITY and fill_value == _IDENTITY[base]):
         out_dtype = np.result_type(out_dtype, fill_value)
+    arr = LazyArray(xe) if not isinstance(x, LazyArray) else x
+    moved = arr if axis == 0 else _moveaxis(arr, axis, 0)
+    if codes.size and codes[0] >= 0 and bool((np.diff(codes) >= 0).all()):
+        # runs in order (resample): blocks cut between runs, each reduced where it is
+        runs = _RunsKernel(codes, func, fill_value, min_count, out_dtype)
+        row = math.prod(moved.shape[1:]) * np.dtype(moved.dtype).itemsize
+        target = max(float(np.mean(moved.chunks[0] or (1,))), chunk_limit() / 4 / max(1, row))
+        cut, out_chunks = _run_blocks(codes, ngroups, target)
+        aligned = moved.rechunk((cut, *moved.chunks[1:]))
+        chunks = (out_chunks, *aligned.chunks[1:])
+        reduced = map_blocks(runs, aligned, dtype=out_dtype, chunks=chunks)
+        return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
     order = np.argsort(codes, kind="stable")
     order = order[codes[order] >= 0]
     present = np.flatnonzero(counts)
     starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]]).astype(np.intp)
-    arr = LazyArray(xe) if not isinstance(x, LazyArray) else x
-    moved = arr if axis == 0 else _moveaxis(arr, axis, 0)
     whole = moved.rechunk(_whole_axis_chunks(moved, max(1, ngroups)))
     sorted_ = not order.size or bool((np.diff(order) == 1).all())
     kernel = _GroupKernel(
@@ -119,6 +133,22 @@ def group_reduce(
     chunks = ((ngroups,), *whole.chunks[1:])
     reduced = map_blocks(kernel, whole, dtype=out_dtype, chunks=chunks)
     return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
+
+
+def _run_blocks(
+    codes: np.ndarray, ngroups: int, target: float
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """For codes in order: blocks of whole runs about ``target`` positions long (the input's
+    blocks, or a quarter of ``array.chunk-size`` when that holds more: fewer, larger tasks),
+    and each block's range of groups in the result (from its first group to the next
+    block's; the first from 0, the last to ``ngroups``, so groups with no position have a
+    block)."""
+    starts = np.flatnonzero(np.diff(codes, prepend=codes[0] - 1))
+    sizes = np.diff(np.append(starts, codes.size))
+    cut = packed_chunks([int(n) for n in sizes], target)
+    firsts = codes[np.cumsum((0, *cut[:-1]))]
+    edges = [0, *[int(g) for g in firsts[1:]], ngroups]
+    return cut, tuple(np.diff(edges).tolist())
 
 
 def _whole_axis_chunks(x: LazyArray, ngroups: int) -> tuple[tuple[int, ...], ...]:
@@ -220,4 +250,24 @@ class _GroupKernel:
         return np.float64 if small and self.sizes.max() > SHORT_RUN else None
 
     def __repr__(self) -> str:  # what plan pictures call the stage
+        return f"group_{self.func}"
+
+
+class _RunsKernel:
+    """Reduces the runs of one block of positions whose codes are in order (whole runs)."""
+
+    def __init__(self, codes: np.ndarray, func: str, fill: Any, min_count: int, dtype: Any) -> None:
+        self.codes, self.func, self.fill = codes, func, fill
+        self.min_count, self.dtype = min_count, dtype
+
+    def __call__(self, block: np.ndarray, block_info: Any = None) -> np.ndarray:
+        lo, hi = block_info[0]["array-location"][0]
+        first, last = block_info[None]["array-location"][0]
+        counts = np.bincount(self.codes[lo:hi] - first, minlength=last - first)
+        present = np.flatnonzero(counts)
+        starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]]).astype(np.intp)
+        args = (self.func, self.fill, self.min_count, self.dtype)
+        return _GroupKernel(None, hi - lo, starts, present, last - first, *args)(block)
+
+    def __repr__(self) -> str:
         return f"group_{self.func}"

@@ -158,3 +158,21 @@ def test_min_count_and_fill_value(executor):
     np.testing.assert_array_equal(got.compute(), [[1.0, np.nan, 9.0, np.nan]])
     got = group_reduce(la.asarray(x), codes, 4, "nansum")
     np.testing.assert_array_equal(got.compute(), [[1.0, 0.0, 9.0, 0.0]])
+
+
+def test_resample_reduces_runs_where_they_are_gaps_included(executor):
+    """Codes in order: no block holds the whole time axis; a month with no day (a gap in the
+    series) is NaN, as xarray's."""
+    da = _series()
+    da = da.isel(time=np.r_[0:100, 140 : da.sizes["time"]])  # no day in part of July
+    lz = _lazy(da, chunks=15)
+    got = lz.resample(time="MS").mean()
+    _assert_like(got, da.resample(time="MS").mean())
+    _assert_like(lz.resample(time="MS").count(), da.resample(time="MS").count())
+    _assert_like(lz.resample(time="10D").sum(), da.resample(time="10D").sum())
+    with config.set({"array.chunk-size": "4KiB"}):  # blocks of about 21 days here
+        plan = la.plan(lz.resample(time="MS").mean().data)
+    biggest = max(
+        max(s.expr.chunks[0]) for s in plan.stages.values() if s.expr.shape[0] == da.sizes["time"]
+    )
+    assert biggest < da.sizes["time"]  # runs reduced in place, no whole-axis gathering
