@@ -167,3 +167,24 @@ def test_coarsen_function_against_numpy():
     )
     with pytest.raises(ValueError, match="align"):
         coarsen(np.sum, x, {0: 4})
+
+
+def test_grouped_moving_and_coarsened_kernels_run_on_dask_workers(dask_ex):
+    """The block functions travel to the workers (pickled) and give xarray's values."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(8)
+    time = pd.date_range("2001-01-01", periods=400, freq="D")
+    da = xr.DataArray(
+        rng.random((400, 4, 6)).astype("f4"), dims=("time", "y", "x"), coords={"time": time}
+    )
+    lz = da.chunk({"time": 20}, chunked_array_type="lazyarr")
+    with config.set({"executor": "dask"}):
+        for f in [
+            lambda d: d.groupby("time.dayofyear") - d.groupby("time.dayofyear").mean(),
+            lambda d: d.resample(time="MS").max(),
+            lambda d: d.rolling(time=7).mean(),
+            lambda d: d.coarsen(y=2, x=3).sum(),
+        ]:
+            got = f(lz).compute()
+            assert la.last_run().executor == "dask"
+            xr.testing.assert_allclose(got, f(da), rtol=1e-5, atol=1e-5)
