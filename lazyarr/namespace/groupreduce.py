@@ -1,13 +1,14 @@
-"""Grouped reductions along one axis in two stages: flox's ``groupby_reduce`` for lazy arrays.
+"""Grouped reductions along one axis in a fixed number of stages (flox's ``groupby_reduce``).
 
 xarray hands ``groupby(...).mean()`` and ``resample(...).mean()`` to flox,
 which gives every array the integer code of its group along the reduced axis.
 Reducing each group on its own (xarray's fallback) writes one selection, one
 reduction and one reshape per group: 1,100 stages and a second of planning for
-a daily climatology. Here the whole grouping is two stages whatever the number
-of groups: a rechunk to blocks that hold the whole axis (split along the other
-axes instead), then one task per block that sorts the block's positions by
-group and reduces each run of rows, giving every group at once. Codes already
+a daily climatology. Here the stages do not grow with the number of groups: a
+rechunk to blocks that hold the whole axis (split along the other axes
+instead), one task per block that sorts the block's positions by group and
+reduces each run of rows, giving every group at once, and a rechunk of the
+(smaller) result into the input's blocks. Codes already
 in order (``resample``) need no gathering: blocks are cut between runs, each
 near the input's block length (a rechunk that reads neighbours only), and each
 block reduces its own runs.
@@ -103,36 +104,39 @@ def group_reduce(
         out_dtype = np.result_type(out_dtype, fill_value)
     arr = LazyArray(xe) if not isinstance(x, LazyArray) else x
     moved = arr if axis == 0 else _moveaxis(arr, axis, 0)
+    layout = (func, fill_value, min_count, out_dtype)
     if codes.size and codes[0] >= 0 and bool((np.diff(codes) >= 0).all()):
-        # runs in order (resample): blocks cut between runs, each reduced where it is
-        runs = _RunsKernel(codes, func, fill_value, min_count, out_dtype)
-        row = math.prod(moved.shape[1:]) * np.dtype(moved.dtype).itemsize
-        target = max(float(np.mean(moved.chunks[0] or (1,))), chunk_limit() / 4 / max(1, row))
-        cut, out_chunks = _run_blocks(codes, ngroups, target)
-        aligned = moved.rechunk((cut, *moved.chunks[1:]))
-        chunks = (out_chunks, *aligned.chunks[1:])
-        reduced = map_blocks(runs, aligned, dtype=out_dtype, chunks=chunks)
-        return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
+        reduced = _runs_in_place(moved, codes, ngroups, layout)
+    else:
+        reduced = _gathered(moved, codes, counts, layout)
+    return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
+
+
+def _runs_in_place(moved: LazyArray, codes: np.ndarray, ngroups: int, layout: tuple) -> LazyArray:
+    """Codes in order (``resample``): blocks cut between runs, each reducing its own runs."""
+    row = math.prod(moved.shape[1:]) * np.dtype(moved.dtype).itemsize
+    target = max(float(np.mean(moved.chunks[0] or (1,))), chunk_limit() / 4 / max(1, row))
+    cut, out_chunks = _run_blocks(codes, ngroups, target)
+    aligned = moved.rechunk((cut, *moved.chunks[1:]))
+    chunks = (out_chunks, *aligned.chunks[1:])
+    return map_blocks(_RunsKernel(codes, *layout), aligned, dtype=layout[-1], chunks=chunks)
+
+
+def _gathered(moved: LazyArray, codes: np.ndarray, counts: np.ndarray, layout: tuple) -> LazyArray:
+    """Codes in any order: blocks holding the whole axis, each sorting its positions by group
+    and reducing every group's run."""
+    ngroups = counts.size
     order = np.argsort(codes, kind="stable")
     order = order[codes[order] >= 0]
     present = np.flatnonzero(counts)
     starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]]).astype(np.intp)
     whole = moved.rechunk(_whole_axis_chunks(moved, max(1, ngroups)))
-    sorted_ = not order.size or bool((np.diff(order) == 1).all())
+    in_order = not order.size or (order[0] == 0 and bool((np.diff(order) == 1).all()))
     kernel = _GroupKernel(
-        None if sorted_ and order[0] == 0 else order,
-        int(order.size),
-        starts,
-        present,
-        ngroups,
-        func,
-        fill_value,
-        min_count,
-        out_dtype,
+        None if in_order else order, int(order.size), starts, present, ngroups, *layout
     )
     chunks = ((ngroups,), *whole.chunks[1:])
-    reduced = map_blocks(kernel, whole, dtype=out_dtype, chunks=chunks)
-    return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
+    return map_blocks(kernel, whole, dtype=layout[-1], chunks=chunks)
 
 
 def _run_blocks(

@@ -176,3 +176,11 @@ def test_resample_reduces_runs_where_they_are_gaps_included(executor):
         max(s.expr.chunks[0]) for s in plan.stages.values() if s.expr.shape[0] == da.sizes["time"]
     )
     assert biggest < da.sizes["time"]  # runs reduced in place, no whole-axis gathering
+
+
+def test_positions_in_no_group_are_left_out(executor):
+    x = np.arange(12.0).reshape(2, 6)
+    none = group_reduce(la.asarray(x), np.full(6, -1), 3, "sum")  # every position dropped
+    np.testing.assert_array_equal(none.compute(), np.zeros((2, 3)))
+    some = group_reduce(la.asarray(x), np.array([1, -1, 0, 1, -1, 0]), 2, "max")
+    np.testing.assert_array_equal(some.compute(), [[5.0, 3.0], [11.0, 9.0]])
