@@ -30,8 +30,11 @@ Dask arrays read lazily as sources, where xarray refuses to mix chunk types
 (:func:`_run_mixed_apply_ufunc_on_lazyarr`). With flox installed, xarray hands
 groupby and resample reductions to flox, whose Dask code claims every Dask
 collection and hands back a Dask array built around the lazy one; lazy arrays
-take xarray's own groupby instead, which stays lazy
-(:func:`_keep_lazy_groupbys_off_flox`). These four are the changes made to xarray.
+take xarray's own groupby instead (:func:`_keep_lazy_groupbys_off_flox`), whose
+sums, means, counts, products, maxima and minima lazyarr then computes in two
+stages under flox's adapter (:mod:`lazyarr.xarray_groupby`); trailing rolling
+windows are reduced in one stage (:mod:`lazyarr.xarray_rolling`), not through
+xarray's stacked windows. These are the changes made to xarray.
 
 xarray's Dask code paths (``ffill``/``bfill``, ``polyfit``) call the manager's
 :attr:`~LazyarrManager.array_api` as they call ``dask.array``: there NumPy
@@ -64,6 +67,8 @@ from lazyarr.namespace.compute import compute as compute_all
 from lazyarr.namespace.compute import persist as persist_all
 from lazyarr.namespace.creation import from_array
 from lazyarr.namespace.io import store as store_all
+from lazyarr.xarray_groupby import install as install_groupbys
+from lazyarr.xarray_rolling import install as install_rolling
 
 try:
     from xarray.computation import apply_ufunc as xr_apply_ufunc
@@ -167,6 +172,28 @@ def _run_mixed_apply_ufunc_on_lazyarr(manager: LazyarrManager) -> None:
     xr_apply_ufunc.get_chunked_array_type = get_chunked_array_type
 
 
+# xarray's wrappers that hand the array under them through unchanged (their ``array``)
+_PASS_THROUGH = ("ImplicitToExplicitIndexingAdapter", "CopyOnWriteArray", "LazilyIndexedArray")
+
+
+def _stored_array(data: Any) -> Any:
+    """The zarr array under xarray's lazily indexed wrappers of a whole, undecoded zarr
+    variable (so lazyarr decodes its chunk files straight into blocks, on every thread, not
+    through zarr's one event loop); ``data`` itself when a wrapper selects, decodes or
+    converts anything."""
+    inner = data
+    while type(inner).__name__ in _PASS_THROUGH and type(inner).__module__.startswith("xarray"):
+        key = getattr(inner, "key", None)
+        if key is not None and any(k != slice(None) for k in getattr(key, "tuple", (0,))):
+            return data  # a selection of the variable: xarray's indexing decides
+        inner = inner.array
+    if type(inner).__name__ != "ZarrArrayWrapper":
+        return data
+    stored = inner.get_array()
+    same = tuple(stored.shape) == tuple(data.shape) and np.dtype(stored.dtype) == data.dtype
+    return stored if same and type(stored).__module__.startswith("zarr") else data
+
+
 class DaskStyleNamespace:
     """``lazyarr`` as xarray's Dask code calls ``dask.array``: a NumPy ufunc's ``dtype=``
     casts its result (dask's meaning; NumPy's would pick the loop and may refuse)."""
@@ -209,6 +236,8 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         self.array_cls = LazyArray
         _leave_lazy_arrays_to_lazyarr()
         _keep_lazy_groupbys_off_flox()
+        install_groupbys()
+        install_rolling()
         _index_lazy_arrays_by_axis()
         _run_mixed_apply_ufunc_on_lazyarr(self)
 
@@ -245,7 +274,7 @@ class LazyarrManager(ChunkManagerEntrypoint[LazyArray]):
         lazily indexed zarr/netCDF variables) read block by block when a plan runs."""
         if isinstance(data, LazyArray):
             return data if chunks is None else data.rechunk(chunks)
-        return from_array(data, chunks=chunks)
+        return from_array(_stored_array(data), chunks=chunks)
 
     def rechunk(self, data: LazyArray, chunks: Any, **kwargs: Any) -> LazyArray:
         return data.rechunk(chunks)

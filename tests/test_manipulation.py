@@ -281,6 +281,21 @@ def test_transpose_methods():
     assert_eq(s.T, np.float32(3).T)
 
 
+def test_a_transpose_of_a_transpose_is_one_transpose():
+    """As NumPy's views compose: no stage copies the blocks twice (flox moves the grouped axis
+    last, lazyarr's grouped reduction moves it back)."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = lazy(a, (1, 2, 3))
+    back = x.transpose(1, 2, 0).transpose(2, 0, 1)
+    assert back._expr is x._expr
+    twice = x.transpose(1, 2, 0).transpose(1, 0, 2)
+    assert twice._expr.op.axes == (2, 1, 0) and twice._expr.inputs[0] is x._expr
+    assert_eq(twice, a.transpose(1, 2, 0).transpose(1, 0, 2))
+    named = x.transpose(1, 2, 0).rename("t").transpose(2, 0, 1)  # the user's name is kept
+    assert named._expr is not x._expr
+    assert_eq(named, a)
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -9,11 +9,13 @@ instead of three (allocate, decode, copy). Writing is the mirror image: the
 slab is compressed and written to a temporary file that is renamed over the
 chunk's (every chunk old or new, never half written), and a chunk that is
 all fill value is removed instead when the array does not write empty
-chunks, as zarr does. Only layouts whose bytes are plainly the array's
-bytes take this way (a local store, C order, native byte order, no
-filters, sharding or transposes, compressed by nothing or zstd; blosc for
-reading); everything else, and chunks cut by the region's edge, go
-through zarr itself.
+chunks, as zarr does. A chunk that a block needs only part of (a
+region cut by ``isel``, the last chunk of an axis that does not fill it) is
+decoded whole into a per-thread buffer and its part copied. Only layouts
+whose bytes are plainly the array's bytes take this way (a local store, C
+order, native byte order, no filters, sharding or transposes, compressed by
+nothing or zstd; blosc for reading); everything else, and partial chunks
+being written, go through zarr itself.
 """
 
 from __future__ import annotations
@@ -287,7 +289,8 @@ _SCRATCH = threading.local()
 
 def _scratch(size: int, slot: str = "raw") -> memoryview:
     """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk):
-    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding."""
+    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding, ``chunk``
+    a chunk decoded whole when a block needs only part of it."""
     buf = getattr(_SCRATCH, slot, None)
     if buf is None or len(buf) < size:
         buf = bytearray(max(size, 1))

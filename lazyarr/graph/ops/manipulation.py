@@ -119,6 +119,10 @@ def permute_dims(x: Expr, axes: Sequence[int] | None) -> Expr:
         if len(axes) != x.ndim:
             raise ValueError(f"permute_dims: axes {axes} don't match array of shape {x.shape}")
         perm = _axis_tuple(axes, x.ndim, "permute_dims")
+    if isinstance(x.op, Transpose) and x.user_name is None:
+        # a transpose of a transpose is one transpose (NumPy's views compose alike)
+        perm = tuple(x.op.axes[a] for a in perm)
+        x = x.inputs[0]
     if perm == tuple(range(x.ndim)):
         return x
     shape = tuple(x.shape[a] for a in perm)
