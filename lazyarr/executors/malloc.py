@@ -5,11 +5,16 @@ such a block is freed it raises that threshold (up to 32 MiB) and serves
 later blocks from its heaps, which keep freed memory and split it per
 thread. A run that allocates and frees many blocks of a few MiB then grows
 its RSS to about twice what it holds: measured on a rechunk under a 64 MiB
-limit, 66 MiB of RSS for 32 MiB of live blocks. Fixing the threshold at
-1 MiB (which also stops the raising) brought it to 33 MiB. It costs fresh
-pages for every block of 1 MiB or more, so it is done only for a compute
-under ``memory-limit``, once per process; elsewhere (not glibc) it does
-nothing.
+limit, 66 MiB of RSS for 32 MiB of live blocks. Fixing the threshold (which
+stops the raising) keeps the heaps to what blocks under it take at once.
+It was 1 MiB; every larger block then came as fresh pages, and faulting
+them in cost 2.9 ms per 3.7 MiB block: 30% of an xarray area mean under
+``memory-limit`` (0.67 s against 0.42 s without). At 8 MiB such blocks are
+reused from the heaps, and the resident set against the prediction did not
+change on ``bench/memory_promise.py`` (every case kept) or
+``bench/rechunk.py`` (123 MiB for 136 predicted on the pencil). Done only
+for a compute under ``memory-limit``, once per process; elsewhere (not
+glibc) it does nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import functools
 
 __all__ = ["MMAP_THRESHOLD", "bound_allocator"]
 
-MMAP_THRESHOLD = 1 << 20
+MMAP_THRESHOLD = 8 << 20
 """Blocks of this size and more are mapped and unmapped on their own (freed at once)."""
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
