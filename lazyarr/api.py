@@ -55,6 +55,7 @@ __all__ = [
     "pass_context",
     "passes_for",
     "persist_exprs",
+    "planning_facts",
     "predicted_seconds",
     "resolve_executor",
 ]
@@ -344,8 +345,7 @@ def _prepare(
     (:attr:`Traits.lowering`); rechunks that would hold more than the memory limit are
     staged through a scratch store (the caller closes the staging after the run)."""
     ex = resolve_executor(executor)
-    context = getattr(ex, "plan_context", None)
-    extra = context() if context else None
+    extra = planning_facts(ex)
     chosen = passes_for(optimize_, passes)
     ctx = pass_context(ex.name, bool(config.get("optimize.check")), extra)
     traits = getattr(ex, "traits", Traits())
@@ -379,6 +379,13 @@ def _prepare(
     return Prepared(ex, plan, graph, staging, peak, timing_of(ctx, traits))
 
 
+def planning_facts(ex: Any) -> dict[str, Any] | None:
+    """What executor ``ex`` tells the passes (``plan_context()``: threads, workers, speeds),
+    or None for an executor that tells nothing."""
+    context = getattr(ex, "plan_context", None)
+    return context() if context else None
+
+
 def plan_that_runs(exprs: Sequence[Expr], executor: str | None) -> Plan:
     """The plan a compute of ``exprs`` on ``executor`` runs: its rechunks staged through a
     scratch store where the memory check stages them (the scratch is removed again), or,
@@ -387,9 +394,7 @@ def plan_that_runs(exprs: Sequence[Expr], executor: str | None) -> Plan:
         ready = _prepare(exprs, executor, None, None)
     except MemoryLimitError:
         ex = resolve_executor(executor)
-        context = getattr(ex, "plan_context", None)
-        extra = context() if context else None
-        return make_plan(exprs, ex.name, passes_for(None, None), extra=extra)
+        return make_plan(exprs, ex.name, passes_for(None, None), extra=planning_facts(ex))
     if ready.staging is not None:
         ready.staging.close()
     return ready.plan
@@ -446,7 +451,7 @@ def fitted_estimate(
         return est, False
     # fewer threads where their chunk buffers leave no room; a task starts only while the
     # running ones' working sets fit what is left (one always may run)
-    fixed = est.held + est.runtime + est.fetched + est.partials + threads * est.io_buffer
+    fixed = est.fixed + threads * est.io_buffer
     room = limit - fixed
     running = max(est.per_task, min(threads * est.per_task, room))
     fit = max(1, min(threads, room // est.per_task))
@@ -462,7 +467,7 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
     est, fits = fitted_estimate(plan, ctx, bounded)
     if fits:
         return est
-    room = ctx.memory_limit - est.held - est.runtime - est.fetched - est.partials - est.buffers
+    room = ctx.memory_limit - est.fixed - est.buffers
     if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "

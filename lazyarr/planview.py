@@ -25,7 +25,7 @@ from lazyarr.graph import build
 from lazyarr.graph.build import user_names as named_in
 from lazyarr.graph.expr import Expr
 from lazyarr.optimize.memory import MemoryEstimate
-from lazyarr.optimize.pipeline import PASSES, optimize_until
+from lazyarr.optimize.pipeline import PASSES, PassContext, optimize_until
 from lazyarr.optimize.plan import Plan
 from lazyarr.viz import (
     Measured,
@@ -249,8 +249,7 @@ def _plan_of(
     ex = api.resolve_executor(executor)
     if stage is None:
         return api.plan_that_runs(exprs, ex.name), ex.name, None
-    context = getattr(ex, "plan_context", None)
-    extra = context() if context else None
+    extra = api.planning_facts(ex)
     passes = api.passes_for(None, None)
     raw = Plan.from_graph(build(exprs))
     if stage == "raw":
@@ -298,15 +297,19 @@ def visualize(
     return pic
 
 
+def _context_of(executor: str | None) -> tuple[Any, PassContext]:
+    """The executor and the passes' context it gives a plan (its threads, workers, speeds)."""
+    ex = api.resolve_executor(executor)
+    return ex, api.pass_context(ex.name, False, api.planning_facts(ex))
+
+
 def _predicted(plan: Plan, executor: str | None, measured: bool) -> dict[str, float] | None:
     """Predicted seconds per stage: the last run's (``measured``), else at the speeds of
     ``executor`` (None: it measures none)."""
     if measured:
         run = api.last_run()
         return None if run is None else run.predicted()
-    ex = api.resolve_executor(executor)
-    context = getattr(ex, "plan_context", None)
-    ctx = api.pass_context(ex.name, False, context() if context else None)
+    ex, ctx = _context_of(executor)
     return api.predicted_seconds(plan, ctx, getattr(ex, "traits", Traits()))
 
 
@@ -314,9 +317,7 @@ def _memory(plan: Plan, executor: str | None) -> MemoryEstimate | None:
     """The memory check's estimate of ``plan`` on ``executor`` (None: no executor known)."""
     if executor is None:
         return None
-    ex = api.resolve_executor(executor)
-    context = getattr(ex, "plan_context", None)
-    ctx = api.pass_context(ex.name, False, context() if context else None)
+    ex, ctx = _context_of(executor)
     bounded = getattr(ex, "traits", Traits()).bounds_in_flight
     return api.fitted_estimate(plan, ctx, bounded)[0]
 

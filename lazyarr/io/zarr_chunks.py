@@ -14,8 +14,8 @@ region cut by ``isel``, the last chunk of an axis that does not fill it) is
 decoded whole into a per-thread buffer and its part copied. Only layouts
 whose bytes are plainly the array's bytes take this way (a local store, C
 order, native byte order, no filters, sharding or transposes, compressed by
-nothing or zstd; blosc for reading); everything else, and partial chunks
-being written, go through zarr itself.
+nothing or zstd; blosc for reading); everything else, and writes of part
+of a chunk that is not an edge chunk, go through zarr itself.
 """
 
 from __future__ import annotations
@@ -289,8 +289,8 @@ _SCRATCH = threading.local()
 
 def _scratch(size: int, slot: str = "raw") -> memoryview:
     """A per-thread buffer of at least ``size`` bytes, reused (no page faults per chunk):
-    ``raw`` holds a chunk's encoded bytes, ``copy`` a chunk gathered for encoding, ``chunk``
-    a chunk decoded whole when a block needs only part of it."""
+    ``raw`` holds a chunk's encoded bytes, ``copy`` one whole chunk: gathered or padded for
+    encoding, or decoded whole when a block needs only part of it."""
     buf = getattr(_SCRATCH, slot, None)
     if buf is None or len(buf) < size:
         buf = bytearray(max(size, 1))

@@ -98,7 +98,6 @@ def plan(*arrays: Any, executor: str | None = None, optimize: bool | None = None
     """The optimized :class:`~lazyarr.optimize.plan.Plan` that ``compute`` would run."""
     exprs = [as_expr(a) for a in arrays]
     ex = api.resolve_executor(executor)
-    context = getattr(ex, "plan_context", None)
     return api.make_plan(
-        exprs, ex.name, api.passes_for(optimize, None), extra=context() if context else None
+        exprs, ex.name, api.passes_for(optimize, None), extra=api.planning_facts(ex)
     )

@@ -200,6 +200,12 @@ class MemoryEstimate:
     partly made output blocks), for as many output blocks as run at once."""
 
     @property
+    def fixed(self) -> int:
+        """What does not grow with the tasks at once: blocks held and fetched ahead, partial
+        states, bookkeeping."""
+        return self.held + self.fetched + self.partials + self.runtime
+
+    @property
     def buffers(self) -> int:
         """The chunk buffers of every thread."""
         return (self.threads or self.tasks_at_once) * self.io_buffer
@@ -407,9 +413,8 @@ def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
 def threads_that_fit(est: MemoryEstimate, limit: int) -> int:
     """The most threads, up to ``est.tasks_at_once``, whose chunk buffers leave room under
     ``limit`` for one task besides what is held (0: not even one thread)."""
-    fixed = est.held + est.runtime + est.fetched + est.partials
     for threads in range(est.tasks_at_once, 0, -1):
-        if limit - fixed - threads * est.io_buffer >= est.per_task:
+        if limit - est.fixed - threads * est.io_buffer >= est.per_task:
             return threads
     return 0
 
@@ -429,5 +434,5 @@ def in_flight_budget(
         else:
             kept = partials_bytes(s) if s.kind == "reduce" else 0
             need[name] = block_peak_bytes(s, temporaries) - kept + est.waiting
-    budget = limit - est.held - est.runtime - threads * est.io_buffer - est.partials
+    budget = limit - est.fixed - threads * est.io_buffer
     return max(0, budget), need
