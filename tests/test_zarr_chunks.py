@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
 
 import lazyarr as la
@@ -48,12 +50,18 @@ class Spy:
     """Counts chunks decoded from files and regions handed to zarr."""
 
     def __init__(self, monkeypatch) -> None:
-        self.decoded = self.encoded = 0
-        decode, encode = ChunkFiles._decode, ChunkFiles._encode
+        self.decoded = self.encoded = self.rows = 0
+        decode, encode, rows = ChunkFiles._decode, ChunkFiles._encode, ChunkFiles._decode_rows
 
         def counted_decode(files, coords, dst):
             hit = decode(files, coords, dst)
             self.decoded += hit
+            return hit
+
+        def counted_rows(files, coords, box, dst):
+            hit = rows(files, coords, box, dst)
+            self.decoded += hit
+            self.rows += hit
             return hit
 
         def counted_encode(files, coords, src):
@@ -62,6 +70,7 @@ class Spy:
 
         monkeypatch.setattr(ChunkFiles, "_decode", counted_decode)
         monkeypatch.setattr(ChunkFiles, "_encode", counted_encode)
+        monkeypatch.setattr(ChunkFiles, "_decode_rows", counted_rows)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -73,10 +82,11 @@ def test_reads_whole_chunks_from_their_files(tmp_path, monkeypatch, layout):
     # rows 8..40, columns 6..12: four whole chunks, each one slab of the (32, 6) block
     np.testing.assert_array_equal(reader.read((slice(8, 40), slice(6, 12))), A[8:40, 6:12])
     assert spy.decoded == 4
-    # chunks cut by the region (rows 3..8) or the array's edge (48..50) are decoded whole
-    # into a buffer and their part copied: zarr reads none
+    # chunks cut by the region (rows 3..8) or the array's edge (48..50) along the first
+    # axis alone: only their rows are decoded, into the block; zarr reads none
     np.testing.assert_array_equal(reader.read((slice(3, 50), slice(6, 12))), A[3:50, 6:])
     assert spy.decoded == 4 + 7
+    assert spy.rows == (2 if "blosc" not in layout else 0)
     # two chunks wide: no chunk is one slab of the block, each is decoded then copied
     np.testing.assert_array_equal(reader.read((slice(0, 50), slice(0, 12))), A)
     assert spy.decoded == 4 + 7 + 14
@@ -232,3 +242,39 @@ def test_a_zarr_write_counts_its_compressor_in_the_estimate(tmp_path):
         plan = api.make_plan([planned._expr], "numba", api.passes_for(None, None))
         peaks[name] = api.memory_estimate(plan, api.pass_context("numba", False)).peak
     assert peaks["zstd"] - peaks["raw"] >= 1 << 20
+
+
+ROWS_LAYOUTS = {
+    "zstd": {"compressors": ZstdCodec(level=1)},
+    "zstd checksum": {"compressors": ZstdCodec(level=3, checksum=True)},
+    "raw": {"compressors": None},
+}
+
+
+@pytest.mark.parametrize("layout", ROWS_LAYOUTS)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_rows_of_a_chunk_decode_alone_into_the_block(tmp_path_factory, layout, data):
+    """A region cut along the first axis only (any rows, the last chunk short) decodes just
+    those rows of each chunk, straight into the block; values equal NumPy's."""
+    rows = data.draw(st.integers(1, 40), label="rows")
+    chunk = data.draw(st.integers(1, 12), label="chunk rows")
+    a = np.random.default_rng(rows * 13 + chunk).standard_normal((rows, 3, 5))
+    z = _array(tmp_path_factory.mktemp("rows"), layout, a, (chunk, 3, 5), **ROWS_LAYOUTS[layout])
+    start = data.draw(st.integers(0, rows - 1), label="start")
+    stop = data.draw(st.integers(start + 1, rows), label="stop")
+    reader = reader_for(z)
+    assert isinstance(reader, ZarrReader) and reader.files.decodes_rows()
+    np.testing.assert_array_equal(
+        reader.read((slice(start, stop), slice(0, 3), slice(0, 5))), a[start:stop]
+    )
+
+
+@pytest.mark.parametrize("layout", ["zstd", "raw"])
+def test_a_truncated_chunk_read_by_its_rows_names_the_chunk(tmp_path, layout):
+    a = np.random.default_rng(3).random((10, 4))
+    z = _array(tmp_path, layout, a, (4, 4), **ROWS_LAYOUTS[layout])
+    path = Path(z.store.root) / "c" / "2" / "0"
+    path.write_bytes(path.read_bytes()[:20])
+    with pytest.raises(ValueError, match=r"zarr chunk 'c/2/0' of the store"):
+        reader_for(z).read((slice(8, 10), slice(0, 4)))  # the short last chunk: 2 rows

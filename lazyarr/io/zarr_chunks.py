@@ -11,7 +11,10 @@ chunk's (every chunk old or new, never half written), and a chunk that is
 all fill value is removed instead when the array does not write empty
 chunks, as zarr does. A chunk that a block needs only part of (a
 region cut by ``isel``, the last chunk of an axis that does not fill it) is
-decoded whole into a per-thread buffer and its part copied. Only layouts
+decoded whole into a per-thread buffer and its part copied, unless the part
+is a run of whole rows of the chunk (cut along the first axis only, as the
+time axis' last chunk is): then only those bytes are decoded, straight into
+the block. Only layouts
 whose bytes are plainly the array's bytes take this way (a local store, C
 order, native byte order, no filters, sharding or transposes, compressed by
 nothing or zstd; blosc for reading); everything else, and writes of part
@@ -64,8 +67,13 @@ class ChunkFiles:
         buffer and its part copied out."""
         for coords, box, local in self._chunks(where):
             dst = out[local]
-            whole = self._whole(box, dst)
-            if not (self._decode(coords, dst) if whole else self._decode_part(coords, box, dst)):
+            if self._whole(box, dst):
+                done = self._decode(coords, dst)
+            elif self._rows_of_chunk(coords, box, dst):
+                done = self._decode_rows(coords, box, dst)
+            else:
+                done = self._decode_part(coords, box, dst)
+            if not done:
                 dst[...] = array[box]  # no file (the fill value): zarr decides
 
     def write_from(self, array: Any, where: tuple[slice, ...], block: np.ndarray) -> None:
@@ -104,6 +112,56 @@ class ChunkFiles:
         if not self._decode(coords, chunk):
             return False
         dst[...] = chunk[self._box_in_chunk(coords, box)]
+        return True
+
+    def _rows_of_chunk(
+        self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
+    ) -> bool:
+        """``box`` is a run of whole rows (first-axis slices) of chunk ``coords``: one
+        contiguous range of its bytes, which ``dst`` takes whole and in order, and which
+        :meth:`_decode_rows` can decode alone."""
+        if not (dst.flags.c_contiguous and dst.dtype == self.dtype and self.decodes_rows()):
+            return False
+        inner = self._box_in_chunk(coords, box)[1:]
+        return all(b.start == 0 and b.stop == c for b, c in zip(inner, self.chunk_shape[1:]))
+
+    def decodes_rows(self) -> bool:
+        """Whether rows of a chunk decode alone here (raw chunks, or zstd with ``zstandard``)."""
+        if self.codec is None:
+            return True
+        return type(self.codec).__name__ == "Zstd" and _zstd_reader() is not None
+
+    def _decode_rows(
+        self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
+    ) -> bool:
+        """Decode only the rows ``box`` of chunk ``coords``, straight into ``dst``: the bytes
+        before them are decoded and dropped as they stream, the rest never (False when the
+        chunk has no file)."""
+        key = self.key_of(coords)
+        path = os.path.join(self.root, key)
+        row = math.prod(self.chunk_shape[1:]) * self.dtype.itemsize
+        skip = (box[0].start - coords[0] * self.chunk_shape[0]) * row
+        try:
+            with open(path, "rb", buffering=0) as f:
+                if self.codec is None:
+                    f.seek(skip)
+                    got = f.readinto(memoryview(dst).cast("B"))
+                else:
+                    size = os.fstat(f.fileno()).st_size
+                    raw = _scratch(size)
+                    if f.readinto(raw) != size:
+                        raise OSError(f"short read of zarr chunk {key!r} in {self.root}")
+                    problem = _frame_problem(self.codec, raw, self.chunk_shape[0] * row)
+                    if problem:
+                        raise self._corrupt(key, problem)
+                    try:
+                        got = _decode_range(raw, skip, memoryview(dst).cast("B"))
+                    except ValueError as e:
+                        raise self._corrupt(key, str(e)) from e
+        except FileNotFoundError:
+            return False
+        if got != dst.nbytes:
+            raise self._corrupt(key, f"holds {got} of the {dst.nbytes} bytes its rows need")
         return True
 
     def _edge(self, coords: tuple[int, ...], box: tuple[slice, ...], shape: tuple) -> bool:
@@ -319,6 +377,36 @@ def contiguous(part: np.ndarray, dtype: Any = None) -> np.ndarray:
     out = flat.reshape(part.shape)
     np.copyto(out, part, casting="unsafe")
     return out
+
+
+def _zstd_reader() -> Any:
+    """This thread's zstd decompressor (None: the ``zstandard`` package missing)."""
+    reader = getattr(_SCRATCH, "unzstd", None)
+    if reader is None:
+        try:
+            import zstandard
+        except ImportError:
+            return None
+        reader = _SCRATCH.unzstd = zstandard.ZstdDecompressor()
+    return reader
+
+
+def _decode_range(raw: memoryview, skip: int, dst: memoryview) -> int:
+    """Decode the zstd frame ``raw`` from byte ``skip`` of its content into ``dst`` (as many
+    bytes as ``dst`` takes); returns how many it got."""
+    try:
+        with _zstd_reader().stream_reader(raw, read_across_frames=False) as stream:
+            if skip:
+                stream.seek(skip)
+            got = 0
+            while got < len(dst):
+                n = stream.readinto(dst[got:])
+                if n == 0:
+                    break
+                got += n
+    except Exception as e:  # zstandard's own ZstdError: a frame that does not decode
+        raise ValueError(f"does not decode ({e})") from e
+    return got
 
 
 def _zstd_stream(codec: Any) -> Any:

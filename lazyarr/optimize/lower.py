@@ -39,7 +39,13 @@ from lazyarr.graph.ops import FromArray, FromBlocks
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import BlockRef, StageReads
 from lazyarr.optimize.placement.clustersim import host_ids
-from lazyarr.optimize.placement.planner import combine_schedule, fan_in, folds_parts, gathers
+from lazyarr.optimize.placement.planner import (
+    combine_schedule,
+    fan_in,
+    fold_width,
+    folds_parts,
+    gathers,
+)
 from lazyarr.optimize.plan import Plan, Stage
 from lazyarr.optimize.schedule import schedule
 from lazyarr.optimize.tasks import SOURCE, Task, TaskGraph, TaskKind
@@ -355,7 +361,9 @@ class _Lowering:
         stage = self.stages[si]
         region = _block_region(stage, idx)
         gather = gathers(stage)
-        steps = combine_schedule(part_ws, owner, self.host_of, fan_in(stage), gather)
+        placed = any(w >= 0 for w in part_ws)  # else folded as made (``folds_parts``)
+        width = fan_in(stage) if placed else fold_width(stage, len(part_ws))
+        steps = combine_schedule(part_ws, owner, self.host_of, width, gather)
         final: tuple[int, ...] | None = None
         for j, (*ins, w) in enumerate(steps):
             deps = tuple(ids[a] for a in ins)

@@ -31,7 +31,7 @@ from lazyarr.graph.group import external_reads, member_regions, root_input_regio
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
 from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off
-from lazyarr.optimize.placement.planner import fan_in, folds_parts
+from lazyarr.optimize.placement.planner import fold_width, folds_parts, parts_kept_folding
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -156,10 +156,9 @@ def kept_parts(stage: Stage, parts: int, workers: int = 1) -> int:
     combines them (Dask runs the partials first: measured, 22 x 3 of 1 MiB per worker)."""
     if workers > 1:
         return math.ceil(parts / workers)
-    width = fan_in(stage)
-    if parts <= width or not folds_parts(stage, parts):
+    if not folds_parts(stage, parts):
         return parts
-    return width + math.ceil(parts / width) + 1
+    return parts_kept_folding(parts, fold_width(stage, parts))
 
 
 class MemoryLimitError(MemoryError):
@@ -400,14 +399,21 @@ def _read_buffer(plan: Plan) -> int:
 
 
 def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
-    """Some block of ``expr`` (a read of ``reader``) takes part of a stored chunk: a block
-    edge inside a chunk, or a chunk cut by the stored array's edge."""
+    """Some block of ``expr`` (a read of ``reader``) takes part of a stored chunk that is
+    decoded whole to be copied: a block edge inside a chunk, or a chunk cut by the stored
+    array's edge. Cuts along the first axis alone are not, where the reader decodes a
+    chunk's rows straight into the block (``ZarrReader``: raw or zstd chunks)."""
     shape = getattr(reader, "shape", None)
     if shape is None or len(shape) != len(chunks) or expr.shape != tuple(shape):
         return True  # a region of the store (pushed-down slicing): any chunk may be cut
-    if any(n % c for n, c in zip(shape, chunks)):
-        return True
-    return any(any(b % c for b in offsets(bs)) for bs, c in zip(expr.chunks, chunks))
+    cut = [
+        n % c != 0 or any(b % c for b in offsets(bs))
+        for n, c, bs in zip(shape, chunks, expr.chunks)
+    ]
+    files = getattr(reader, "files", None)
+    if any(cut[1:]) or files is None or not files.decodes_rows():
+        return any(cut)
+    return False
 
 
 def threads_that_fit(est: MemoryEstimate, limit: int) -> int:

@@ -126,6 +126,29 @@ def test_a_long_reduction_with_large_partials_combines_them_as_they_are_made(exe
     assert la.last_run().stats.peak_bytes < 40 * value * 0.8
 
 
+@pytest.mark.parametrize("executor", ["numpy", "numba"])
+def test_sixteen_large_partials_fold_four_at_a_time(executor):
+    """16 partial states per output block, within the fan-in of 16 but 2.8 MiB together per
+    statistic: folded 4 at a time, which keeps about 9 of them (before: one finalize read all
+    16; the memory benchmark's mean and std of a zarr store were refused under 64 MiB)."""
+    from lazyarr.optimize.memory import kept_parts
+    from lazyarr.optimize.placement.planner import fold_width
+
+    x = la.random.random((32, 192, 192), chunks=(2, 192, 192), seed=8)
+    xs = x.compute(memory_limit="1GiB")
+    mean, std = la.mean(x, axis=0), la.std(x, axis=0)
+    with la.config.set({"memory-limit": "64MiB"}):
+        ready = la.api._prepare([mean._expr, std._expr], executor, None, None)
+        got_mean, got_std = la.compute(mean, std, executor=executor)
+    reduces = [s for s in ready.plan.stages.values() if s.kind == "reduce"]
+    assert [(fold_width(s, 16), kept_parts(s, 16)) for s in reduces] == [(4, 9)] * 2
+    assert ready.graph.kinds().get("COMBINE", 0) == 2 * (4 + 1)  # per statistic
+    np.testing.assert_allclose(got_mean, xs.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(got_std, xs.std(axis=0), rtol=1e-10)
+    value = (2 + 3) * 192 * 192 * 8  # a joint task's value: both statistics' states
+    assert la.last_run().stats.peak_bytes < 16 * value * 0.8
+
+
 def test_scalar_partials_stay_in_one_finalize():
     """A sum of 1,000 tiny blocks keeps its scalar partials for one finalize: combining them
     16 at a time would cost a task per 16 blocks and save nothing."""

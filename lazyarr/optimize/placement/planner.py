@@ -52,6 +52,9 @@ __all__ = [
     "StagePlacement",
     "combine_schedule",
     "fan_in",
+    "fold_width",
+    "folds_parts",
+    "parts_kept_folding",
 ]
 
 LOCAL_COEFF = 0.1
@@ -100,13 +103,29 @@ scalar parts of a 100,000-block sum: a combine per 16 of them costs more than it
 def folds_parts(stage: Stage, parts: int) -> bool:
     """An unplaced reduction of ``parts`` parts per block combines them in a tree as they are
     made, so that its partial states are not all kept until the last one (the quadratic
-    means' 44 x 3 partial means of 1 MiB each)."""
-    if stage.kind != "reduce" or gathers(stage) or parts <= fan_in(stage):
+    means' 44 x 3 partial means of 1 MiB each; a std's 16 states of 1.5 MiB)."""
+    if stage.kind != "reduce" or gathers(stage):
+        return False
+    if parts_kept_folding(parts, fold_width(stage, parts)) >= parts:
         return False
     expr = stage.expr
     state = math.prod(max(c, default=1) for c in expr.chunks)
     state *= expr.op.state_itemsize(expr.inputs[0], expr)
     return parts * state > FOLD_BYTES
+
+
+def parts_kept_folding(parts: int, width: int) -> int:
+    """Partial states alive at once while ``parts`` made one after another are combined
+    ``width`` at a time: a group being filled, the groups' combined states, one more made
+    while a combine runs."""
+    return width + math.ceil(parts / width) + 1
+
+
+def fold_width(stage: Stage, parts: int) -> int:
+    """The fan-in of an unplaced fold of ``parts`` parts that keeps fewest of them at once
+    (about their square root), at most :func:`fan_in`: 4 for 16 parts keeps 9 of them."""
+    widest = max(2, fan_in(stage))
+    return min(range(2, widest + 1), key=lambda w: (parts_kept_folding(parts, w), -w))
 
 
 def gathers(stage: Stage) -> bool:
