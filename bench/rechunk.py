@@ -45,7 +45,9 @@ Its rows run ``bench/_rechunker_child.py`` under that interpreter
 they were skipped) and read a zarr v2 copy of the source, written by
 lazyarr with the inputs (not timed); the v2 target is checked with zarr 3.
 
-Usage: ``python bench/rechunk.py [--gb 0.66] [--limit 256MiB] [--systems ...]``.
+Usage: ``python bench/rechunk.py [--gb 0.66] [--limit 256MiB] [--systems ...] [--repeat 1]``
+(``--repeat N``: N rounds of every system in turn; a row is the median run, with every
+run's seconds in its note and the largest memory of any run).
 Prints a table, writes ``bench/results/rechunk.{json,md,png}``.
 """
 
@@ -60,6 +62,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from childproc import run_sampled
@@ -238,6 +241,64 @@ def child(system: str, args: dict) -> None:
 # -- the parent --------------------------------------------------------------------------
 
 
+def _run_once(
+    system: str, task: str, work: Path, inputs: dict, target: tuple, a: Any, python: Any
+) -> dict:
+    """One measured run of ``system`` on ``task`` in its own child: a row's fields."""
+    from lazyarr.executors.dask_cluster import WORKER_BASELINE
+
+    scratch = work / "scratch"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    args = {
+        **inputs,
+        "task": task,
+        "target": target,
+        "limit": a.limit,
+        "dst": str(work / f"out-{task}"),
+        "scratch": str(scratch),
+        "worker_baseline": WORKER_BASELINE,
+    }
+    shutil.rmtree(args["dst"], ignore_errors=True)
+    _settle(args, task, system)
+    r = measure(system, args, a.timeout, python)
+    if "error" in r:
+        return {"seconds": 0.0, "note": r["error"]}
+    pred = r.get("predicted")
+    return {
+        "seconds": r["seconds"],
+        "peak_MiB": r["peak_MiB"],
+        "added_MiB": r["peak_MiB"] - r["base_MiB"],
+        "predicted_MiB": pred / 2**20 if pred else "",
+        "self_MiB": r["rss_growth"] / 2**20 if r.get("rss_growth") is not None else "",
+        "read_MiB": r["read_MiB"],
+        "written_MiB": r["written_MiB"],
+        "scratch_MiB": r["scratch_MiB"],
+        "correct": check(task, args),
+        "note": f"base {r['base_MiB']:.0f} MiB" + (f"; {r['note']}" if "note" in r else ""),
+    }
+
+
+def _summary(rows: list[dict]) -> dict:
+    """The median run by seconds (a failed run: the failure), with every run's seconds and the
+    largest memory of any run beside it: a round's order and the page cache's state move a
+    run by seconds on this machine (the first system after the inputs were written ran
+    2.3x slower than the same run later)."""
+    failed = [r for r in rows if not r["seconds"]]
+    if failed:
+        return failed[0]
+    rows = sorted(rows, key=lambda r: r["seconds"])
+    out = dict(rows[len(rows) // 2])
+    for key in ("peak_MiB", "added_MiB", "self_MiB", "scratch_MiB"):
+        values = [r[key] for r in rows if r.get(key) != ""]
+        if values:
+            out[key] = max(values)
+    out["correct"] = all(r["correct"] for r in rows)
+    if len(rows) > 1:
+        out["note"] += "; runs " + ", ".join(f"{r['seconds']:.2f}" for r in rows) + " s"
+    return out
+
+
 def measure(system: str, args: dict, timeout: float, rechunker_python: str | None = None) -> dict:
     """Run one child, sampling memory, I/O and scratch from outside until it ends (rechunker's
     rows: their own child file, under ``rechunker_python``, the interpreter of its venv)."""
@@ -348,13 +409,14 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--work", default=None, help="where the stores go (default: a temp dir)")
     ap.add_argument("--rechunker-python", default=None, help="python of rechunker's venv")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of every system; the median run is shown"
+    )
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child(a.child[0], json.loads(a.child[1]))
         return
-    from lazyarr.executors.dask_cluster import WORKER_BASELINE
-
     work = Path(tempfile.mkdtemp(prefix="lazyarr-bench-rechunk-", dir=a.work))
     try:
         shape = shape_for(a.gb)
@@ -388,45 +450,20 @@ def main() -> None:
         )
         for task in tasks:
             label = "pencil rechunk" if task == "a" else "quadratic means"
+            runs: dict[str, list[dict]] = {}
+            for _ in range(a.repeat):  # rounds: every system once per round, in turn
+                for system in systems:
+                    if _skipped(system, task, python):
+                        continue
+                    runs.setdefault(system, []).append(
+                        _run_once(system, task, work, inputs, target, a, python)
+                    )
             for system in systems:
                 skipped = _skipped(system, task, python)
                 if skipped:
                     report.add(task=label, system=system, seconds=0.0, note=skipped)
                     continue
-                scratch = work / "scratch"
-                shutil.rmtree(scratch, ignore_errors=True)
-                scratch.mkdir()
-                args = {
-                    **inputs,
-                    "task": task,
-                    "target": target,
-                    "limit": a.limit,
-                    "dst": str(work / f"out-{task}"),
-                    "scratch": str(scratch),
-                    "worker_baseline": WORKER_BASELINE,
-                }
-                shutil.rmtree(args["dst"], ignore_errors=True)
-                _settle(args, task, system)
-                r = measure(system, args, a.timeout, python)
-                if "error" in r:
-                    report.add(task=label, system=system, seconds=0.0, note=r["error"])
-                    continue
-                pred = r.get("predicted")
-                report.add(
-                    task=label,
-                    system=system,
-                    seconds=r["seconds"],
-                    peak_MiB=r["peak_MiB"],
-                    added_MiB=r["peak_MiB"] - r["base_MiB"],
-                    predicted_MiB=pred / 2**20 if pred else "",
-                    self_MiB=r["rss_growth"] / 2**20 if r.get("rss_growth") is not None else "",
-                    read_MiB=r["read_MiB"],
-                    written_MiB=r["written_MiB"],
-                    scratch_MiB=r["scratch_MiB"],
-                    correct=check(task, args),
-                    note=f"base {r['base_MiB']:.0f} MiB"
-                    + (f"; {r['note']}" if "note" in r else ""),
-                )
+                report.add(task=label, system=system, **_summary(runs[system]))
         report.write(plot=("system", "seconds", "task"))
         (RESULTS / "rechunk.md").write_text(report.markdown() + "\n")
     finally:
