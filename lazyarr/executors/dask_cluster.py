@@ -38,7 +38,7 @@ from tornado.websocket import WebSocketError
 from lazyarr import config
 
 from .dask_hosts import group_hosts
-from .malloc import MMAP_THRESHOLD, WORKER_ARENAS
+from .malloc import MMAP_THRESHOLD
 from .spawn_guard import check_main_guard
 
 __all__ = ["ClusterManager", "SchedulerUnreachable", "dashboard_link", "worker_info"]
@@ -234,7 +234,6 @@ class ClusterManager:
             settings["distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_"] = str(
                 MMAP_THRESHOLD
             )
-            settings["distributed.nanny.pre-spawn-environ.MALLOC_ARENA_MAX"] = str(WORKER_ARENAS)
             # lazyarr's plan keeps the blocks within the limit; Dask's pausing and spilling
             # count the whole process (its baseline too) and only stalled such plans (a 3 MiB
             # limit: workers paused at 207 MiB, nothing ran for 60 s). Termination stays as

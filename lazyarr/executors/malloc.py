@@ -23,18 +23,10 @@ import ctypes
 import ctypes.util
 import functools
 
-__all__ = ["MMAP_THRESHOLD", "WORKER_ARENAS", "bound_allocator"]
+__all__ = ["MMAP_THRESHOLD", "bound_allocator"]
 
 MMAP_THRESHOLD = 8 << 20
 """Blocks of this size and more are mapped and unmapped on their own (freed at once)."""
-
-WORKER_ARENAS = 1
-"""Heaps a Dask worker's allocator keeps under ``memory-limit`` (glibc's ``MALLOC_ARENA_MAX``).
-A worker receives blocks in its communication thread and frees them in its task thread;
-with a heap per thread, what one frees the other cannot reuse. Measured per worker on
-``bench/memory_promise.py`` (64 MiB): the sample sort 56.3 MiB of RSS for 56.7 predicted
-with glibc's default (its live blocks peaked at 32 MiB), 50.0 with one heap; two stored
-stages 33.1 against 28.4."""
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
 

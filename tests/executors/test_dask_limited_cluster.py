@@ -19,7 +19,6 @@ import lazyarr as la
 from lazyarr import config
 from lazyarr.executors import registry
 from lazyarr.executors.dask_cluster import WORKER_BASELINE
-from lazyarr.executors.malloc import MMAP_THRESHOLD, WORKER_ARENAS
 from lazyarr.graph.ops.staged import StagedRead
 
 
@@ -59,18 +58,6 @@ def test_workers_get_the_baseline_and_are_never_paused(limited_cluster):
     assert set(map(tuple, limited_cluster.run(memory_settings).values())) == {(False, False)}
     limits = {w["memory_limit"] for w in limited_cluster.scheduler_info()["workers"].values()}
     assert limits == {(6 << 20) + WORKER_BASELINE}
-
-
-def test_workers_free_blocks_to_one_heap_and_map_large_ones(limited_cluster):
-    """Each worker process starts with glibc told to keep one heap and to map blocks of
-    ``MMAP_THRESHOLD`` on their own (executors/malloc.py), so blocks freed leave it."""
-    import os
-
-    def allocator_environ():
-        return os.environ.get("MALLOC_ARENA_MAX"), os.environ.get("MALLOC_MMAP_THRESHOLD_")
-
-    got = set(map(tuple, limited_cluster.run(allocator_environ).values()))
-    assert got == {(str(WORKER_ARENAS), str(MMAP_THRESHOLD))}
 
 
 def test_movements_across_grids_run_under_a_small_limit(limited_cluster, tmp_path):
