@@ -10,7 +10,9 @@ exactly the array's bytes) in the blocks the input is read in, and a read back
 in the blocks the output wants (:mod:`lazyarr.graph.rechunk_plan` chooses both, so that every
 task fits its share of the limit). A generated input is made in the target's
 blocks instead, and a stored one read in them when that decodes its chunks at most
-twice over. Intermediates stay in memory whenever
+twice over. A concatenation is staged part by part into one scratch array
+(each part read in its own blocks, written at its place) and read back as one,
+so no task joins pieces of several parts. Intermediates stay in memory whenever
 the direct plan fits: only a plan that would not fit is rewritten. The
 scratch store lives under ``temporary-directory`` and is removed when the
 compute ends, after success and after failure.
@@ -28,7 +30,7 @@ from typing import Any
 from lazyarr.graph.chunks import offsets, regular_chunks
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops.creation import FromReader, Generated, Windowed
-from lazyarr.graph.ops.manipulation import Concat
+from lazyarr.graph.ops.manipulation import Concat, concat
 from lazyarr.graph.ops.rechunk import Rechunk, rechunk
 from lazyarr.graph.ops.staged import staged_read
 from lazyarr.graph.ops.store import write
@@ -163,6 +165,67 @@ def stage_rechunks(
         back_read = staged_read(written, store, back, blocks.chunks)
         return back_read if back == e.chunks else rechunk(back_read, e.chunks)
 
+    def joined(e: Expr, x: Expr) -> Expr:
+        """``x``, a concatenation, staged part by part into one scratch array: each part
+        made or read in blocks of one read grid (its own extent along the axis), written
+        at its place, and the whole read back in the target's blocks."""
+        nonlocal count
+        if not scratch:
+            scratch.append(make_scratch())
+        ax = x.op.axis
+        parts = [p for p in x.inputs if p.shape[ax]]
+        # a computed part is written in its own blocks (as a computed input is alone)
+        computed = [not isinstance(p.op, (FromReader, Windowed, Generated)) for p in parts]
+        olds = [_source_blocks(p) for p in parts]
+        old = tuple(max(o[d] for o in olds) for d in range(x.ndim))
+        grids = staged_grids(
+            e.shape,
+            e.dtype.itemsize,
+            old,
+            block_shape(e.chunks),
+            budget,
+            grow_write=not _regular(e),
+            grow_read=not any(computed),
+        )
+        across = [regular_chunks(n, r) for n, r in zip(e.shape, grids.read)]  # but along ax
+
+        def pieces(blocks: tuple[int, ...]) -> list[int]:
+            """Intermediate chunks along ``ax`` under write blocks ``blocks``."""
+            return [c for b in blocks for c in regular_chunks(b, min(b, grids.inter[ax]))]
+
+        reads, along = [], []
+        for p, own in zip(parts, computed):
+            mine = [p.chunks[d] if d == ax else across[d] for d in range(x.ndim)]
+            if own and tuple(p.chunks) == tuple(mine):
+                mine[ax] = tuple(c for c in p.chunks[ax] if c)
+            else:
+                mine[ax] = regular_chunks(p.shape[ax], grids.read[ax])
+            reads.append(tuple(mine))
+            along += pieces(mine[ax])
+        inter = [
+            along if d == ax else regular_chunks(e.shape[d], grids.inter[d]) for d in range(x.ndim)
+        ]
+        store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, inter)
+        count += 1
+        writes, start = [], 0
+        for p, read in zip(parts, reads):
+            if isinstance(p.op, (Windowed, Generated)):  # made or read region by region
+                blocks = Expr(p.op, (), p.shape, p.dtype, read, p.user_name)
+            else:
+                blocks = rechunk(p, read)
+            offset = tuple(start if d == ax else 0 for d in range(x.ndim))
+            writes.append(write(blocks, store, offset))
+            start += p.shape[ax]
+        written = tuple(
+            tuple(c for w in writes for c in w.inputs[0].chunks[ax])
+            if d == ax
+            else writes[0].inputs[0].chunks[d]
+            for d in range(x.ndim)
+        )
+        back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
+        back_read = staged_read(concat(writes, ax), store, back, written)
+        return back_read if back == e.chunks else rechunk(back_read, e.chunks)
+
     def visit(e: Expr) -> Expr | None:
         nonlocal remade
         big = isinstance(e.op, Rechunk) and e.nbytes > min_bytes
@@ -179,6 +242,8 @@ def stage_rechunks(
             return Expr(x.op, moved, x.shape, x.dtype, e.chunks, e.user_name)
         if not is_all_to_all(x.chunks, e.chunks):
             return None
+        if isinstance(x.op, Concat) and sum(1 for p in x.inputs if p.shape[x.op.axis]) > 1:
+            return joined(e, x)
         if _made_in_any_blocks(x, e.chunks):  # the source itself in the target's blocks
             remade = True
             return Expr(x.op, (), x.shape, x.dtype, e.chunks, x.user_name)

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import lazyarr as la
 from lazyarr import api
 from lazyarr.graph.chunks import regular_chunks
+from lazyarr.graph.ops.manipulation import Concat
 from lazyarr.graph.ops.rechunk import Rechunk
 from lazyarr.graph.ops.staged import StagedRead
 from lazyarr.graph.ops.store import Write
@@ -194,6 +195,53 @@ def test_scratch_store_is_removed_after_an_error(tmp_path):
     assert list(scratch.iterdir()) == []
 
 
+@st.composite
+def _joined_grids(draw):
+    """Two or three parts of one (rows, columns) width, each in row pieces of its own, and a
+    target in column pieces: a concatenation moved all-to-all."""
+    cols = draw(st.integers(2, 12))
+    parts = []
+    for _ in range(draw(st.integers(2, 3))):
+        n = draw(st.integers(1, 10))
+        cuts = sorted(draw(st.sets(st.integers(1, max(1, n - 1)), max_size=3))) if n > 1 else []
+        parts.append(tuple(b - a for a, b in itertools.pairwise([0, *cuts, n])))
+    cuts = sorted(draw(st.sets(st.integers(1, cols - 1), min_size=1, max_size=4)))
+    target = tuple(b - a for a, b in itertools.pairwise([0, *cuts, cols]))
+    return cols, parts, target
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@settings(max_examples=12, deadline=None)
+@given(grids=_joined_grids(), seed=st.integers(0, 3))
+def test_a_concatenation_moved_all_to_all_is_staged_as_one_scratch_array(
+    executor, grids, seed, tmp_path_factory
+):
+    """Each part is written at its place in one scratch array and the whole read back in the
+    target's blocks: no task joins pieces of several parts (the only concatenation left
+    joins the writes' counts). Values equal NumPy's, with a computed part and a cast."""
+    cols, parts, target = grids
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((sum(p), cols)) for p in parts]
+    arrays[0] = arrays[0].astype(np.float32)  # the result's dtype is the parts' common one
+    xs = [la.asarray(a, chunks=(p, cols)) for a, p in zip(arrays, parts)]
+    xs[-1] = la.map_blocks(lambda b: b * 2, xs[-1], dtype=xs[-1].dtype)
+    y = la.concatenate(xs, axis=0).rechunk((-1, target))
+    want = np.concatenate([*arrays[:-1], arrays[-1] * 2])
+    scratch = tmp_path_factory.mktemp("scratch")
+    staging = stage_rechunks([y._expr], 64, lambda: tempfile.mkdtemp(dir=scratch), min_bytes=0)
+    assert staging is not None
+    plan = api.make_plan(staging.exprs, executor)
+    reads = [s for s in plan.stages.values() if isinstance(s.expr.op, StagedRead)]
+    assert len(reads) == 1  # one scratch array for every part
+    joins = [s for s in plan.stages.values() if isinstance(s.expr.op, Concat)]
+    assert all(s.expr.dtype == np.int64 for s in joins)  # counts, not data
+    (got,) = api.compute_exprs(staging.exprs, executor=executor)
+    staging.close()
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    assert list(scratch.iterdir()) == []
+
+
 def _cross_grid_cases(x, y, a, b):
     """Expressions that combine or move two stores chunked across each other (row strips and
     column strips), with what NumPy gives."""
@@ -209,10 +257,20 @@ def _cross_grid_cases(x, y, a, b):
             np.concatenate([a, b]),
         ),
         "stack to columns": (la.stack([x, y]).rechunk((2, 2048, 8)), np.stack([a, b])),
+        # row strips of two grids joined and moved to columns: staged as one scratch array
+        "row strips joined to columns": (
+            la.concatenate([x, x[:1000] * 2], axis=0).rechunk((3048, 8)),
+            np.concatenate([a, a[:1000] * 2]),
+        ),
     }
 
 
-_STAGED = {"transpose to pencils", "concatenate to columns", "stack to columns"}
+_STAGED = {
+    "transpose to pencils",
+    "concatenate to columns",
+    "stack to columns",
+    "row strips joined to columns",
+}
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
@@ -226,6 +284,7 @@ _STAGED = {"transpose to pencils", "concatenate to columns", "stack to columns"}
         "reshape",
         "concatenate to columns",
         "stack to columns",
+        "row strips joined to columns",
     ],
 )
 def test_movements_across_grids_fit_a_small_limit(executor, case, tmp_path):
@@ -326,3 +385,27 @@ def test_scratch_array_keeps_exact_edges_and_refuses_cut_chunks(tmp_path):
         np.testing.assert_array_equal(s.read(where), a[where])
     with pytest.raises(ValueError, match="cuts chunk"):
         s.write((slice(1, 4), slice(0, 10)), a[1:4])
+
+
+def test_scratch_array_takes_a_grid_of_its_own_per_axis(tmp_path):
+    """Chunks given per axis (a concatenation's parts, each in its own rows) are stored and
+    read back exactly; a write across their edges is refused."""
+    from lazyarr.io.scratch import ScratchArray
+
+    a = np.arange(9 * 6, dtype=np.float64).reshape(9, 6)
+    rows, cols = (2, 2, 1, 4), (3, 3)
+    s = ScratchArray(str(tmp_path / "s"), a.shape, a.dtype, (rows, cols))
+    starts = [0, 2, 4, 5, 9]
+    for r0, r1 in itertools.pairwise(starts):
+        s.write((slice(r0, r1), slice(0, 6)), a[r0:r1])
+    assert (tmp_path / "s" / "data").stat().st_size == a.nbytes
+    for where in [
+        (slice(0, 9), slice(0, 6)),
+        (slice(1, 8), slice(2, 5)),
+        (slice(4, 5), slice(5, 6)),
+    ]:
+        np.testing.assert_array_equal(s.read(where), a[where])
+    with pytest.raises(ValueError, match="cuts chunk"):
+        s.write((slice(3, 5), slice(0, 6)), a[3:5])
+    with pytest.raises(ValueError, match="add up"):
+        ScratchArray(str(tmp_path / "t"), a.shape, a.dtype, ((2, 2), cols))

@@ -15,15 +15,19 @@ directory, so dask workers on this machine read and write it too.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import os
 import tempfile
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from lazyarr.graph.chunks import offsets, regular_chunks
 from lazyarr.graph.token import ByToken
-from lazyarr.io.zarr_chunks import chunk_boxes, contiguous, gathered_bytes
+from lazyarr.io.zarr_chunks import contiguous, gathered_bytes
 
 __all__ = ["ScratchArray", "new_scratch_dir"]
 
@@ -41,15 +45,33 @@ def new_scratch_dir(prefix: str, parent: str | None) -> str:
 
 class ScratchArray(ByToken):
     """An array of ``shape`` and ``dtype`` in chunks of ``chunks``, in one raw file of exactly
-    its bytes, chunk after chunk in C order."""
+    its bytes, chunk after chunk in C order.
+
+    ``chunks``: one length per axis (a regular grid, the last chunk of an axis cut by the
+    array's edge), or per axis the lengths of its chunks (the parts of a concatenation,
+    each in its own chunks). ``chunks`` keeps the largest chunk per axis; ``grid`` the
+    lengths."""
 
     def __init__(
-        self, root: str, shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...]
+        self,
+        root: str,
+        shape: tuple[int, ...],
+        dtype: Any,
+        chunks: Sequence[int] | Sequence[Sequence[int]],
     ) -> None:
         self.root = root
         self.shape = tuple(int(n) for n in shape)
         self.dtype = np.dtype(dtype)
-        self.chunks = tuple(max(1, int(c)) for c in chunks)
+        self.grid = tuple(
+            tuple(int(c) for c in g)
+            if isinstance(g, Sequence)
+            else regular_chunks(n, max(1, int(g)))
+            for g, n in zip(chunks, self.shape)
+        )
+        if any(sum(g) != n for g, n in zip(self.grid, self.shape)):
+            raise ValueError(f"scratch chunks {self.grid} do not add up to the shape {self.shape}")
+        self.chunks = tuple(max(g, default=1) or 1 for g in self.grid)
+        self._starts = tuple(offsets(g) for g in self.grid)
         self.token = f"scratch:{root}"
         self.path = os.path.join(root, DATA_FILE)
         os.makedirs(root, exist_ok=True)
@@ -69,10 +91,27 @@ class ScratchArray(ByToken):
         return gathered_bytes(block, self.chunks, self.dtype.itemsize)
 
     def _extent(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
-        """Chunk ``coords``'s region of the array (cut at the array's edge)."""
-        return tuple(
-            slice(k * c, min((k + 1) * c, n)) for k, c, n in zip(coords, self.chunks, self.shape)
-        )
+        """Chunk ``coords``'s region of the array."""
+        return tuple(slice(o[k], o[k + 1]) for k, o in zip(coords, self._starts))
+
+    def _boxes(self, where: tuple[slice, ...]) -> Iterator[tuple[tuple, tuple, tuple]]:
+        """Each chunk under the non-empty region ``where`` (steps 1): its coordinates, its
+        part of the array, and that part relative to ``where``."""
+        spans = [
+            range(bisect.bisect_right(o, s.start) - 1, bisect.bisect_left(o, s.stop))
+            for o, s in zip(self._starts, where)
+        ]
+        for coords in itertools.product(*spans):
+            ext = self._extent(coords)
+            box = tuple(
+                slice(max(e.start, s.start), min(e.stop, s.stop)) for e, s in zip(ext, where)
+            )
+            local = tuple(slice(b.start - s.start, b.stop - s.start) for b, s in zip(box, where))
+            yield coords, box, local
+
+    def boundaries(self, axis: int) -> tuple[int, ...]:
+        """Where chunks start and end along ``axis`` (0 and the axis' length included)."""
+        return self._starts[axis]
 
     def _offset(self, ext: tuple[slice, ...]) -> int:
         """Byte offset of the chunk covering ``ext``: the chunks before it in C order. Per axis,
@@ -90,7 +129,7 @@ class ScratchArray(ByToken):
             return
         fd = os.open(self.path, os.O_WRONLY)
         try:
-            for coords, box, local in chunk_boxes(where, self.chunks):
+            for coords, box, local in self._boxes(where):
                 if box != self._extent(coords):
                     raise ValueError(
                         f"{self.describe()}: a write of {where} cuts chunk {coords} "
@@ -108,7 +147,7 @@ class ScratchArray(ByToken):
             return out
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            for coords, box, local in chunk_boxes(where, self.chunks):
+            for coords, box, local in self._boxes(where):
                 ext = self._extent(coords)
                 dst = out[local]
                 if box == ext and dst.flags.c_contiguous:

@@ -61,13 +61,21 @@ def write(x: Expr, target: Any, offset: tuple[int, ...] | None = None) -> Expr:
     """The sink expression writing ``x`` into ``target`` (its region starting at ``offset``)."""
     offset = tuple(offset) if offset is not None else (0,) * x.ndim
     stored = getattr(target, "chunks", None)
-    if stored is not None:
+    if hasattr(target, "boundaries"):  # a grid of its own (a scratch array's)
+        bad = [
+            ax
+            for ax, blocks in enumerate(x.chunks)
+            if not {offset[ax] + b for b in offsets(blocks)} <= set(target.boundaries(ax))
+        ]
+    elif stored is not None:
         bad = misaligned_axes(x.chunks, stored, offset)
-        if bad:
-            raise ValueError(
-                f"blocks of {x.chunks} would share chunks {stored} of {target.describe()} "
-                f"along axes {bad}: re-block the array first (lazyarr.store does)"
-            )
+    else:
+        bad = []
+    if bad:
+        raise ValueError(
+            f"blocks of {x.chunks} would share chunks {stored} of {target.describe()} "
+            f"along axes {bad}: re-block the array first (lazyarr.store does)"
+        )
     shape = tuple(len(c) for c in x.chunks)
     chunks = tuple((1,) * n for n in shape)
     return Expr(Write(target=target, offset=offset), (x,), shape, np.dtype(np.int64), chunks)
