@@ -475,6 +475,17 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             "machine (temporary-directory), but not with an external dask scheduler: write "
             "the input to a zarr store first (lazyarr.to_zarr) and rechunk it from there"
         )
+    elif (room <= 0 or est.per_task == 0) and _held_stages_dominate(plan, ctx, est):
+        biggest = max(est.held_stages, key=lambda n: plan.stages[n].expr.nbytes)
+        name = plan.with_labels({}).labels.get(biggest, biggest)
+        one_task = est.fixed + est.io_buffer + est.per_task
+        advice = (
+            f"most of the {est.held:,} bytes held are stages kept whole until their last "
+            f"reader has run (the largest: {name}, {plan.stages[biggest].expr.nbytes:,} "
+            "bytes; a sort's sorted blocks, a stage two later stages read); "
+            f"with these blocks one task at a time needs {format_bytes(one_task)}: a larger "
+            "memory-limit, or a cluster, where each worker keeps its share"
+        )
     elif room <= 0 or est.per_task == 0:
         advice = (
             f"the results and held stages alone take {est.held:,} bytes: compute less at "
@@ -488,6 +499,12 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             "array.chunk-size) would fit"
         )
     raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
+
+
+def _held_stages_dominate(plan: Plan, ctx: PassContext, est: MemoryEstimate) -> bool:
+    """Most of what a refused plan holds is stages kept for later readers, not its results."""
+    results = 0 if ctx.workers else gathered_bytes(plan)
+    return bool(est.held_stages) and est.held - results > results
 
 
 def check_fetches(graph: TaskGraph, ctx: PassContext) -> None:

@@ -225,3 +225,24 @@ def test_a_scan_under_a_limit_holds_no_stage_of_scanned_blocks(executor):
         la.store(la.cumsum(x, axis=0), out, executor=executor)
         assert la.last_run().predicted_peak <= 4 * 2**20
     np.testing.assert_allclose(out, want, rtol=1e-12)
+
+
+def test_a_refusal_for_stages_kept_whole_names_the_largest_and_what_one_task_needs():
+    """A sort keeps its sorted blocks until the exchange has read them all: refused, the
+    message names that stage and what the plan needs one task at a time, instead of telling
+    the user to gather less (its result is 100 numbers)."""
+    x = la.random.random(1_000_000, chunks=100_000, seed=3)
+    y = la.sort(x)[::10_000]
+    with la.config.set({"memory-limit": "9MiB"}), pytest.raises(MemoryLimitError) as info:
+        y.compute(executor="numba")
+    message = str(info.value)
+    assert "kept whole until their last reader" in message
+    assert "8,000,000 bytes" in message  # the sorted blocks: all of x
+    assert "one task at a time needs" in message and "gather" not in message
+
+
+def test_a_refusal_for_gathered_results_says_to_write_them():
+    x = la.ones((4096, 4096), chunks=(256, 4096)) * 2
+    with la.config.set({"memory-limit": "64MiB"}), pytest.raises(MemoryLimitError) as info:
+        x.compute(executor="numba")
+    assert "compute less at once" in str(info.value)
