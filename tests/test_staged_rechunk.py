@@ -320,9 +320,13 @@ import json, sys
 import numpy as np
 import lazyarr as la
 from lazyarr import api
-limit = int(sys.argv[1])
+limit, case = int(sys.argv[1]), sys.argv[2]
 def rows_to_columns(n):
     x = la.random.random((n, 1024), chunks=(256, 1024), seed=3)
+    if case == "joined":  # two parts in row strips of their own, one computed
+        y = la.random.random((n // 2, 1024), chunks=(1536, 1024), seed=4) * 1.5
+        x = la.concatenate([x[: n // 2], y])
+        return x, x.rechunk((n, 4))
     return x, (x * 1.5).rechunk((n, 4))  # a computed input: moved, not made again
 with la.config.set({"numba.compile-threshold": 0, "memory-limit": limit}):
     rows_to_columns(2048)[1].sum(axis=0).compute()  # compiled first: not counted
@@ -349,12 +353,14 @@ print(json.dumps({"growth": peak - base, "naive": naive, "naive_predicted": pred
 """
 
 
-def test_child_process_stays_under_the_limit_a_naive_rechunk_breaks(tmp_path):
-    """256 MiB of column strips under a 64 MiB limit: the naive plan would hold it all."""
+@pytest.mark.parametrize("case", ["rows", "joined"])
+def test_child_process_stays_under_the_limit_a_naive_rechunk_breaks(tmp_path, case):
+    """256 MiB of column strips under a 64 MiB limit: the naive plan would hold it all; the
+    same for two parts of other row grids joined and moved (staged as one scratch array)."""
     limit = 64 << 20
     env = dict(os.environ, LAZYARR_TEMPORARY_DIRECTORY=str(tmp_path))
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(limit)],
+        [sys.executable, "-c", _CHILD, str(limit), case],
         capture_output=True,
         text=True,
         env=env,
