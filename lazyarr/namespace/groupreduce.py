@@ -335,25 +335,31 @@ class _GroupKernel:
 
 class _BlockPartsKernel:
     """Per group held by one block (codes in order): each field of :func:`_part_fields`
-    over the group's positions in the block, float64, along a new last axis."""
+    over the group's positions in the block, float64, along a new last axis; one NaN
+    test of the block and one sum per run and field."""
 
     def __init__(self, codes: np.ndarray, fields: tuple[str, ...]) -> None:
         self.codes, self.fields = codes, fields
 
     def __call__(self, block: np.ndarray, block_info: Any = None) -> np.ndarray:
         lo, hi = block_info[0]["array-location"][0]
-        out = np.empty((*block_info[None]["chunk-shape"],), np.float64)
+        out = np.zeros(block_info[None]["chunk-shape"], np.float64)  # groups with no row: 0
         if hi == lo:
             return out
-        first = int(self.codes[lo])
-        counts = np.bincount(self.codes[lo:hi] - first, minlength=out.shape[0])
-        present = np.flatnonzero(counts)
-        starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]]).astype(np.intp)
-        for k, field in enumerate(self.fields):
-            kernel = _GroupKernel(
-                None, hi - lo, starts, present, out.shape[0], field, 0, 0, np.dtype(np.float64)
-            )
-            out[..., k] = kernel(block)
+        codes = self.codes[lo:hi]
+        edges = np.flatnonzero(np.diff(codes)) + 1
+        nan = np.isnan(block) if self.fields != ("sum",) else None
+        values = block
+        if "nansum" in self.fields and nan is not None and nan.any():
+            values = np.where(nan, block.dtype.type(0), block)
+        for a, b in zip((0, *edges.tolist()), (*edges.tolist(), hi - lo)):
+            g = int(codes[a] - codes[0])
+            for k, field in enumerate(self.fields):
+                if field == "count":  # rows less the NaNs among them
+                    nans = np.add.reduce(nan[a:b], axis=0, dtype=np.intp)
+                    np.subtract(b - a, nans, out=out[g, ..., k], casting="unsafe")
+                else:  # float32 rows summed in float64
+                    np.add.reduce(values[a:b], axis=0, dtype=np.float64, out=out[g, ..., k])
         return out
 
     def __repr__(self) -> str:
