@@ -168,7 +168,7 @@ def _runs_by_blocks(
     if sum(spans) * part_row * 2 > moved.shape[0] * np.dtype(moved.dtype).itemsize:
         return None
     ngroups = counts.size
-    chunks = ((spans), *moved.chunks[1:], (len(fields),))
+    chunks = (spans, *moved.chunks[1:], (len(fields),))
     parts = map_blocks(
         _BlockPartsKernel(codes, fields),
         moved,
