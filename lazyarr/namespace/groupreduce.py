@@ -336,7 +336,8 @@ class _GroupKernel:
 class _BlockPartsKernel:
     """Per group held by one block (codes in order): each field of :func:`_part_fields`
     over the group's positions in the block, float64, along a new last axis; one NaN
-    test of the block and one sum per run and field."""
+    test of the block and one sum per run and field (float32 in float32 up to
+    :data:`SHORT_RUN` rows, as :class:`_GroupKernel` sums them)."""
 
     def __init__(self, codes: np.ndarray, fields: tuple[str, ...]) -> None:
         self.codes, self.fields = codes, fields
@@ -349,17 +350,23 @@ class _BlockPartsKernel:
         codes = self.codes[lo:hi]
         edges = np.flatnonzero(np.diff(codes)) + 1
         nan = np.isnan(block) if self.fields != ("sum",) else None
+        has_nan = nan is not None and bool(nan.any())
         values = block
-        if "nansum" in self.fields and nan is not None and nan.any():
+        if "nansum" in self.fields and has_nan:
             values = np.where(nan, block.dtype.type(0), block)
+        small = block.dtype.itemsize < 8
         for a, b in zip((0, *edges.tolist()), (*edges.tolist(), hi - lo)):
             g = int(codes[a] - codes[0])
             for k, field in enumerate(self.fields):
-                if field == "count":  # rows less the NaNs among them
-                    nans = np.add.reduce(nan[a:b], axis=0, dtype=np.intp)
+                if field != "count":  # float32 runs longer than SHORT_RUN sum in float64
+                    wide = np.float64 if small and b - a > SHORT_RUN else None
+                    np.copyto(out[g, ..., k], np.add.reduce(values[a:b], axis=0, dtype=wide))
+                elif has_nan:  # rows less the NaNs among them
+                    tally = np.uint16 if b - a < 1 << 16 else np.intp
+                    nans = np.add.reduce(nan[a:b].view(np.uint8), axis=0, dtype=tally)
                     np.subtract(b - a, nans, out=out[g, ..., k], casting="unsafe")
-                else:  # float32 rows summed in float64
-                    np.add.reduce(values[a:b], axis=0, dtype=np.float64, out=out[g, ..., k])
+                else:
+                    out[g, ..., k] = b - a
         return out
 
     def __repr__(self) -> str:

@@ -188,14 +188,16 @@ def test_positions_in_no_group_are_left_out(executor):
 
 @pytest.mark.parametrize("func", ["sum", "nansum", "mean", "nanmean", "count"])
 @pytest.mark.parametrize("min_count", [0, 12])
-def test_groups_longer_than_blocks_reduce_where_the_data_lies(executor, func, min_count):
+@pytest.mark.parametrize("nan", [True, False])
+def test_groups_longer_than_blocks_reduce_where_the_data_lies(executor, func, min_count, nan):
     """Codes in order, groups longer than a block (months over 15-day blocks): each block's
     partial sums and counts, combined by group; the data itself is never rechunked."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 95)).astype(np.float32)
-    x[0, 3:40] = np.nan  # a group with fewer than min_count valid values
-    x[1, :] = np.nan
-    x[2, 50] = np.nan
+    if nan:
+        x[0, 3:40] = np.nan  # a group with fewer than min_count valid values
+        x[1, :] = np.nan
+        x[2, 50] = np.nan
     codes = np.repeat([0, 1, 3, 4], [31, 28, 26, 10])  # group 2 and 5 have no position
     lazy = la.from_array(x, chunks=(2, 15))
     got = group_reduce(lazy, codes, 6, func, min_count=min_count)
