@@ -34,3 +34,20 @@ def test_each_worker_readies_numba_in_the_background(dask_ex):
 def test_no_warmup_when_the_tasks_run_numpy_kernels():
     with config.set({"dask.kernels": "numpy"}):
         assert dask_warmup.register(None) is False  # the client is not even asked
+
+
+def test_a_run_waits_for_the_warmup_before_its_counters_start():
+    """``dask_stats.reset`` waits for the worker's warm-up: the resident set Numba's start
+    adds is not counted as the run's."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from lazyarr.executors import dask_stats
+
+    plugin = dask_warmup.NumbaWarmup()
+    plugin.thread = threading.Thread(target=time.sleep, args=(0.3,), daemon=True)
+    plugin.thread.start()
+    worker = SimpleNamespace(plugins={dask_warmup.PLUGIN_NAME: plugin})
+    dask_stats._reset_on(worker)  # no stats plugin on this stand-in: only the wait
+    assert not plugin.thread.is_alive()
