@@ -37,7 +37,6 @@ from tornado.websocket import WebSocketError
 
 from lazyarr import config
 
-from . import dask_warmup
 from .dask_hosts import group_hosts
 from .malloc import MMAP_THRESHOLD, WORKER_ARENAS
 from .spawn_guard import check_main_guard
@@ -261,8 +260,6 @@ class ClusterManager:
             cluster.close()
             raise
         self._cluster, self._client = cluster, client
-        with contextlib.suppress(OSError):  # a warm-up, nothing the compute needs
-            dask_warmup.register(client)
         link = dashboard_link(cluster, dashboard)
         if link:
             print(f"lazyarr: Dask dashboard at {link}", file=sys.stderr, flush=True)

@@ -35,7 +35,6 @@ from typing import Any
 from distributed import Client, WorkerPlugin, get_worker
 from distributed.comm.core import CommClosedError
 
-from lazyarr.executors import dask_warmup
 from lazyarr.executors.rss import RssWatch
 
 __all__ = [
@@ -156,7 +155,6 @@ class StatsPlugin(WorkerPlugin):
 
 
 def _reset_on(dask_worker: Any) -> None:
-    dask_warmup.wait_on(dask_worker)  # Numba's start is the process's, not the run's
     plugin = dask_worker.plugins.get(PLUGIN_NAME)
     if plugin is not None:
         plugin.reset()

@@ -4,7 +4,8 @@ A block of ``x[idx]`` (an integer array along one axis) reads, by the op's rule,
 span from ``idx.min()`` to ``idx.max()``: for a day-of-year lookup the block of days
 that crosses a new year reads the whole climatology to take twenty of its rows, and
 assembling that span copies every row. Here, where the rows taken are fewer than
-half the span, the span is an uninitialised buffer (untouched pages cost nothing)
+half the span and the span crosses input blocks (so reading it would copy it), the span
+is an uninitialised buffer (untouched pages cost nothing)
 into which only the runs of rows taken are read; the op's own kernel then indexes
 it as before, so results are the same.
 """
@@ -25,8 +26,9 @@ __all__ = ["gather_map", "taken_runs"]
 
 def taken_runs(expr: Expr, out: Region, region: Region) -> tuple[int, list[tuple[int, int]]] | None:
     """(input axis, runs of rows as global ``(start, stop)``) that block ``out`` of the
-    gather ``expr`` takes, where one integer array indexes one input axis and those rows
-    are fewer than half of ``region``'s span along it; else None."""
+    gather ``expr`` takes, where one integer array indexes one input axis, those rows
+    are fewer than half of ``region``'s span along it and the span crosses a block of
+    the input (within one block the span is read as a view, copying nothing); else None."""
     op = expr.op
     if not isinstance(op, GetItem):
         return None
@@ -39,6 +41,11 @@ def taken_runs(expr: Expr, out: Region, region: Region) -> tuple[int, list[tuple
     if op.entries[i].array.dtype.kind not in "iu":
         return None
     span = region[axis].stop - region[axis].start
+    edges = np.cumsum(expr.inputs[0].chunks[axis])
+    if np.searchsorted(edges, region[axis].start, "right") == np.searchsorted(
+        edges, region[axis].stop - 1, "right"
+    ):
+        return None  # the span lies in one block: read as a view of it, no copy
     bsl = out[lay.bpos : lay.bpos + len(lay.bshape)]
     rows = np.unique(np.broadcast_to(op.entries[i].array, lay.bshape)[bsl])
     if not rows.size or 2 * rows.size >= span:
