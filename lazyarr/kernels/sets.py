@@ -28,7 +28,9 @@ import numpy as np
 
 from lazyarr.graph.blockrules import contraction, n_contraction_parts, region_parts
 from lazyarr.graph.expr import Expr, Region
+from lazyarr.graph.ops.indexing import GetItem
 from lazyarr.kernels.fused import evaluate, root_operands
+from lazyarr.kernels.gather_read import gather_map
 from lazyarr.kernels.reference import ReduceKernel, kernel_for
 
 __all__ = [
@@ -103,6 +105,8 @@ class ReferenceKernels:
         if stage.fused:
             members, inputs = stage.members, stage.input_exprs
             return lambda out, get: evaluate(members, inputs, out, get)
+        if isinstance(expr.op, GetItem):  # a sparse gather reads only the rows it takes
+            return gather_map(expr, kernel_for(expr.op))
         return op_map(expr, kernel_for(expr.op))
 
     def partial(self, stage: Any) -> PartialFn:

@@ -9,9 +9,13 @@ rechunk to blocks that hold the whole axis (split along the other axes
 instead), one task per block that sorts the block's positions by group and
 reduces each run of rows, giving every group at once, and a rechunk of the
 (smaller) result into the input's blocks. Codes already
-in order (``resample``) need no gathering: blocks are cut between runs, each
-near the input's block length (a rechunk that reads neighbours only), and each
-block reduces its own runs.
+in order (``resample``) need no gathering: where partial results per block
+are smaller than the data (groups longer than a block, as months over 20-day
+blocks), each input block reduces the parts of the groups it holds (sums,
+counts) where it is, and only those partials are cut between runs and
+combined (:func:`_runs_by_blocks`: no data moves between workers); otherwise
+blocks are cut between runs, each near the input's block length (a rechunk
+that reads neighbours only), and each block reduces its own runs.
 Sums of float32 groups longer than :data:`SHORT_RUN` accumulate in float64;
 results come back in the input's dtype, as flox's. No block of the result is
 larger than the input's largest block.
@@ -28,6 +32,7 @@ from lazyarr._array import LazyArray
 from lazyarr._convert import as_expr, chunk_limit
 from lazyarr.graph.chunks import normalize_chunks
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.namespace.elementwise import where
 from lazyarr.namespace.shuffle import packed_chunks
 from lazyarr.namespace.userfuncs import map_blocks
 
@@ -106,7 +111,9 @@ def group_reduce(
     moved = arr if axis == 0 else _moveaxis(arr, axis, 0)
     layout = (func, fill_value, min_count, out_dtype)
     if codes.size and codes[0] >= 0 and bool((np.diff(codes) >= 0).all()):
-        reduced = _runs_in_place(moved, codes, ngroups, layout)
+        reduced = _runs_by_blocks(moved, codes, counts, layout)
+        if reduced is None:
+            reduced = _runs_in_place(moved, codes, ngroups, layout)
     else:
         reduced = _gathered(moved, codes, counts, layout)
     return _moveaxis(reduced.rechunk(_like_input(moved, reduced)), 0, -1)
@@ -120,6 +127,75 @@ def _runs_in_place(moved: LazyArray, codes: np.ndarray, ngroups: int, layout: tu
     aligned = moved.rechunk((cut, *moved.chunks[1:]))
     chunks = (out_chunks, *aligned.chunks[1:])
     return map_blocks(_RunsKernel(codes, *layout), aligned, dtype=layout[-1], chunks=chunks)
+
+
+BLOCK_PART_FUNCS = ("sum", "nansum", "mean", "nanmean", "count")
+"""The reductions :func:`_runs_by_blocks` computes from per-block partial sums and counts."""
+
+
+def _part_fields(func: str, min_count: int) -> tuple[str, ...]:
+    """What each block's partial holds per group: its sum (NaNs skipped for ``nan`` ones)
+    and the count of its non-NaN values, where the result needs them (counts of every
+    position are known from the codes)."""
+    skip = func.startswith("nan")
+    total = ("nansum",) if skip else ("sum",)
+    if func == "count":
+        return ("count",)
+    if func == "nanmean" or (skip and min_count):
+        return (*total, "count")
+    return total
+
+
+def _runs_by_blocks(
+    moved: LazyArray, codes: np.ndarray, counts: np.ndarray, layout: tuple
+) -> LazyArray | None:
+    """Codes in order, reduced where the data lies: each input block's partial sums (and
+    counts) of the groups it holds, in float64 along a new last axis, then those partials
+    combined by group (cut between runs: a rechunk of the partials only) and finished
+    (mean, fill, ``min_count``). None where the partials would not be under half the
+    data's bytes (short groups: cutting the data between runs costs less) or the data is
+    not floating."""
+    func, fill, min_count, dtype = layout
+    if func not in BLOCK_PART_FUNCS or np.dtype(moved.dtype).kind != "f" or moved.ndim < 1:
+        return None
+    fields = _part_fields(func, min_count)
+    bounds = np.cumsum((0, *moved.chunks[0]))
+    spans = tuple(
+        int(codes[hi - 1] + 1 - codes[lo]) if hi > lo else 0
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    )
+    part_row = len(fields) * 8
+    if sum(spans) * part_row * 2 > moved.shape[0] * np.dtype(moved.dtype).itemsize:
+        return None
+    ngroups = counts.size
+    chunks = (spans, *moved.chunks[1:], (len(fields),))
+    parts = map_blocks(
+        _BlockPartsKernel(codes, fields),
+        moved,
+        dtype=np.float64,
+        chunks=chunks,
+        new_axis=moved.ndim,
+    )
+    part_codes = np.concatenate(
+        [np.arange(codes[lo], codes[lo] + n) for lo, n in zip(bounds[:-1].tolist(), spans) if n]
+        or [np.zeros(0, np.intp)]
+    ).astype(np.intp)
+    combined = _runs_in_place(parts, part_codes, ngroups, ("sum", 0, 0, np.dtype(np.float64)))
+    by = {f: combined[..., k] for k, f in enumerate(fields)}
+    static = counts.reshape(-1, *[1] * (moved.ndim - 1)).astype(np.float64)
+    n = by.get("count", static)
+    base = func.removeprefix("nan")
+    if base == "count":
+        got = by["count"]
+    elif base == "mean":
+        got = by[fields[0]] / where(n == 0, np.nan, n)
+    else:
+        got = by[fields[0]]
+    if min_count:
+        got = where(n < min_count, fill, got)
+    if (counts == 0).any():
+        got = where(static == 0, fill, got)
+    return got.astype(dtype)
 
 
 def _gathered(moved: LazyArray, codes: np.ndarray, counts: np.ndarray, layout: tuple) -> LazyArray:
@@ -255,6 +331,46 @@ class _GroupKernel:
 
     def __repr__(self) -> str:  # what plan pictures call the stage
         return f"group_{self.func}"
+
+
+class _BlockPartsKernel:
+    """Per group held by one block (codes in order): each field of :func:`_part_fields`
+    over the group's positions in the block, float64, along a new last axis; one NaN
+    test of the block and one sum per run and field (float32 in float32 up to
+    :data:`SHORT_RUN` rows, as :class:`_GroupKernel` sums them)."""
+
+    def __init__(self, codes: np.ndarray, fields: tuple[str, ...]) -> None:
+        self.codes, self.fields = codes, fields
+
+    def __call__(self, block: np.ndarray, block_info: Any = None) -> np.ndarray:
+        lo, hi = block_info[0]["array-location"][0]
+        out = np.zeros(block_info[None]["chunk-shape"], np.float64)  # groups with no row: 0
+        if hi == lo:
+            return out
+        codes = self.codes[lo:hi]
+        edges = np.flatnonzero(np.diff(codes)) + 1
+        nan = np.isnan(block) if self.fields != ("sum",) else None
+        has_nan = nan is not None and bool(nan.any())
+        values = block
+        if "nansum" in self.fields and has_nan:
+            values = np.where(nan, block.dtype.type(0), block)
+        small = block.dtype.itemsize < 8
+        for a, b in zip((0, *edges.tolist()), (*edges.tolist(), hi - lo)):
+            g = int(codes[a] - codes[0])
+            for k, field in enumerate(self.fields):
+                if field != "count":  # float32 runs longer than SHORT_RUN sum in float64
+                    wide = np.float64 if small and b - a > SHORT_RUN else None
+                    np.copyto(out[g, ..., k], np.add.reduce(values[a:b], axis=0, dtype=wide))
+                elif has_nan:  # rows less the NaNs among them
+                    tally = np.uint16 if b - a < 1 << 16 else np.intp
+                    nans = np.add.reduce(nan[a:b].view(np.uint8), axis=0, dtype=tally)
+                    np.subtract(b - a, nans, out=out[g, ..., k], casting="unsafe")
+                else:
+                    out[g, ..., k] = b - a
+        return out
+
+    def __repr__(self) -> str:
+        return f"group_{'_'.join(self.fields)}_parts"
 
 
 class _RunsKernel:

@@ -20,6 +20,7 @@ from lazyarr.graph.ops import elementwise, reduce
 from lazyarr.graph.ops import linalg as lin
 from lazyarr.graph.ops import manipulation as manip
 from lazyarr.graph.ops._common import normalize_axis
+from lazyarr.graph.ops.einsum_sum import as_product_sum
 from lazyarr.namespace._register import implements
 
 __all__ = [
@@ -186,13 +187,15 @@ def einsum(
     casting: str = "safe",
     optimize: Any = False,
 ) -> LazyArray:
-    """Einstein summation (string or interleaved sublist form, NumPy's rules).
+    """Einstein summation (string or interleaved sublist form, NumPy's rules); a product of
+    broadcast operands and a sum is built as one (``graph/ops/einsum_sum.py``).
 
     ``optimize`` and ``order`` are accepted and ignored (results equal NumPy's).
     """
     if out is not None:
         raise TypeError("einsum: out= is not supported by lazy arrays")
-    return wrap(lin.einsum(operands, as_expr, dtype=dtype, casting=casting))
+    e = lin.einsum(operands, as_expr, dtype=dtype, casting=casting)
+    return wrap(as_product_sum(e) or e)
 
 
 @implements("diagonal")

@@ -184,3 +184,60 @@ def test_positions_in_no_group_are_left_out(executor):
     np.testing.assert_array_equal(none.compute(), np.zeros((2, 3)))
     some = group_reduce(la.asarray(x), np.array([1, -1, 0, 1, -1, 0]), 2, "max")
     np.testing.assert_array_equal(some.compute(), [[5.0, 3.0], [11.0, 9.0]])
+
+
+@pytest.mark.parametrize("func", ["sum", "nansum", "mean", "nanmean", "count"])
+@pytest.mark.parametrize("min_count", [0, 12])
+@pytest.mark.parametrize("nan", [True, False])
+def test_groups_longer_than_blocks_reduce_where_the_data_lies(executor, func, min_count, nan):
+    """Codes in order, groups longer than a block (months over 15-day blocks): each block's
+    partial sums and counts, combined by group; the data itself is never rechunked."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 95)).astype(np.float32)
+    if nan:
+        x[0, 3:40] = np.nan  # a group with fewer than min_count valid values
+        x[1, :] = np.nan
+        x[2, 50] = np.nan
+    codes = np.repeat([0, 1, 3, 4], [31, 28, 26, 10])  # group 2 and 5 have no position
+    lazy = la.from_array(x, chunks=(2, 15))
+    got = group_reduce(lazy, codes, 6, func, min_count=min_count)
+    plan = la.plan(got)
+    parts = [s for s in plan.stages.values() if s.expr.op.label() == "_BlockPartsKernel"]
+    assert len(parts) == 1  # one map over the data's own blocks
+    assert not any(
+        s.expr.op.name == "rechunk" and s.expr.inputs[0].shape == x.shape[::-1]
+        for s in plan.stages.values()
+    )
+    want = group_reduce(x, codes, 6, func, min_count=min_count)  # NumPy data: checked below
+    base = func.removeprefix("nan")
+    fill = {"sum": 0, "count": 0}.get(base, np.nan)
+    expect = np.full((3, 6), fill, np.float64)
+    for g in range(6):
+        sel = x[:, codes == g]
+        if not sel.shape[1]:
+            continue
+        valid = (~np.isnan(sel)).sum(axis=1) if func.startswith("nan") or base == "count" else None
+        n = valid if valid is not None else np.full(3, sel.shape[1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
+            value = n if base == "count" else getattr(np, func)(sel, axis=1)
+        expect[:, g] = np.where(n < min_count, fill, value) if min_count else value
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.compute(), expect, rtol=1e-5, equal_nan=True)
+
+
+def test_short_groups_are_cut_between_runs_instead():
+    """Partials of groups shorter than a block would outweigh the data: the data is cut
+    between runs as before."""
+    x = np.arange(80, dtype=np.float64).reshape(2, 40)
+    got = group_reduce(la.from_array(x, chunks=(2, 10)), np.repeat(np.arange(20), 2), 20, "nanmean")
+    assert not any(s.expr.op.label() == "_BlockPartsKernel" for s in la.plan(got).stages.values())
+    np.testing.assert_allclose(got.compute(), x.reshape(2, 20, 2).mean(axis=2))
+
+
+def test_monthly_means_on_the_dask_executor(dask_ex):
+    da = _series()
+    lz = _lazy(da, chunks=10)
+    with config.set({"executor": "dask"}):
+        _assert_like(lz.resample(time="MS").mean(), da.resample(time="MS").mean())
+        _assert_like(lz.resample(time="MS").count(), da.resample(time="MS").count())
