@@ -64,7 +64,6 @@ from lazyarr.optimize.tasks import TaskGraph
 from . import dask_hosts, dask_stats
 from .base import Lowering, NullProgress, Progress, RunStats, Traits
 from .blockwork import gather_owned
-from .dask_batches import BATCH_SHARES
 from .dask_calibrate import Calibrations, RunMeasures
 from .dask_cluster import ClusterManager, SchedulerUnreachable
 from .dask_fetch import Index, fetch_all
@@ -86,16 +85,20 @@ def _planned_memory(info: dict[str, Any], plan: Plan) -> int | None:
     """The bytes a worker's batches may take: under lazyarr's ``memory-limit``, what the
     plan's predicted peak per worker leaves of it (a batch holds its outputs until it
     ends: at the whole limit, a staged rechunk under 48 MiB grew both workers by 66 MiB),
-    at most one task's working set per batch; else the workers' own limit."""
+    at most one task's working set per worker thread, split between its
+    ``BATCH_SHARES`` batches; else the workers' own limit."""
     limit = config.get("memory-limit")
     if limit is None:
         return info.get("memory_limit")
     workers = max(1, len(info.get("workers") or ()))
     threads = max(1, int(info.get("threads") or 1))
     est = estimate(plan, threads, workers, gathered=False, temporaries=False)
-    # and no batch above one task's working set, which the prediction counts per thread
-    # (the quick pencil rechunk: workers +80/+74 MiB batched at the headroom, predicted 63)
-    per_task = (est.per_task + est.io_buffer) * BATCH_SHARES * threads
+    # and no more in a worker thread's BATCH_SHARES batches (running, read, finished and
+    # waiting for readers) than the one task's working set the prediction counts per thread
+    # (the quick pencil rechunk: workers +80/+74 MiB batched at the headroom, predicted 63;
+    # batches of one working set each: a staged pencil under 64 MiB measured up to 1.24x
+    # its prediction per worker, 0.75-0.90 at a quarter of it)
+    per_task = (est.per_task + est.io_buffer) * threads
     return min(max(0, config.parse_bytes(limit) - est.peak), per_task)
 
 
