@@ -57,7 +57,7 @@ from lazyarr import config
 from lazyarr.graph.expr import Expr
 from lazyarr.graph.ops import BlockStore, FromBlocks
 from lazyarr.graph.rewrite import swap_leaves
-from lazyarr.optimize.memory import estimate
+from lazyarr.optimize.memory import BATCH_SHARES, WORKER_BATCH_FLOOR, estimate
 from lazyarr.optimize.plan import Plan
 from lazyarr.optimize.tasks import TaskGraph
 
@@ -99,7 +99,8 @@ def _planned_memory(info: dict[str, Any], plan: Plan) -> int | None:
     # batches of one working set each: a staged pencil under 64 MiB measured up to 1.24x
     # its prediction per worker, 0.75-0.90 at a quarter of it)
     per_task = (est.per_task + est.io_buffer) * threads
-    return min(max(0, config.parse_bytes(limit) - est.peak), per_task)
+    floor = BATCH_SHARES * WORKER_BATCH_FLOOR * threads  # counted in the prediction
+    return max(floor, min(config.parse_bytes(limit) - est.peak, per_task))
 
 
 def _scheduler_lost(client: Client, wait: float = 1.0) -> bool:

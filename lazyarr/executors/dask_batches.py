@@ -33,6 +33,7 @@ from collections.abc import Collection
 
 import numpy as np
 
+from lazyarr.optimize.memory import BATCH_SHARES
 from lazyarr.optimize.schedule import Schedule
 from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
@@ -45,8 +46,6 @@ __all__ = [
     "plan_batches",
 ]
 
-BATCH_SHARES = 4
-"""A worker thread's share of the memory limit is split this many ways; one is a batch's."""
 
 BATCHES_PER_THREAD = 2
 """At least this many batches per worker thread a group may run on (when it has the tasks)."""

@@ -284,6 +284,14 @@ WORKER_TASK_BYTES = 1024
 """The same on a Dask worker, per block it runs: its task states and their transition log
 (an allowance: a 5.3 MiB axis mean measured 0.75 KiB over a prediction counting 256)."""
 
+BATCH_SHARES = 4
+"""A Dask worker thread runs, reads and keeps finished this many batches of tasks at once
+(``executors/dask_batches.py``): under a limit they share one task's working set."""
+
+WORKER_BATCH_FLOOR = 64 << 10
+"""The least a batch may hold on a Dask worker, so tasks of a few kB still run many to a
+batch; a running thread's :data:`BATCH_SHARES` batches of it are counted."""
+
 THREAD_STATE_BYTES = 16 << 10
 """What each thread running tasks adds while it runs them besides their blocks (frames, a
 kernel call's arguments, a random generator's state): measured, 2.7 KiB per thread over the
@@ -360,6 +368,8 @@ def estimate(
     per_block = TASK_BYTES if gathered else WORKER_TASK_BYTES
     runtime = math.ceil(per_block * plan.total_blocks / max(1, workers))
     runtime += THREAD_STATE_BYTES * tasks_at_once
+    if not gathered:
+        runtime += BATCH_SHARES * WORKER_BATCH_FLOOR * tasks_at_once
     peak = tasks_at_once * (worst + waiting + io_buffer) + partials + held + fetched + runtime
     # (``tasks_at_once`` threads, each with its chunk buffers)
     return MemoryEstimate(

@@ -20,7 +20,7 @@ import lazyarr as la
 from lazyarr import api, config
 from lazyarr.executors.dask_batches import BATCHES_PER_THREAD, batch_budget, plan_batches
 from lazyarr.optimize.lower import lower
-from lazyarr.optimize.memory import estimate
+from lazyarr.optimize.memory import WORKER_BATCH_FLOOR, estimate
 from lazyarr.optimize.tasks import TaskKind
 
 
@@ -155,7 +155,8 @@ def test_batches_under_a_memory_limit_fit_their_budget(dask_ex):
     # the one task's working set the prediction counts per thread
     est = estimate(plan, 1, 2, gathered=False, temporaries=False)
     left = 480_000 - est.peak
-    assert stats["batch_budget"] == min(left, est.per_task + est.io_buffer) // 4
+    floor = 4 * WORKER_BATCH_FLOOR  # what a running thread's batches may take at least
+    assert stats["batch_budget"] == max(floor, min(left, est.per_task + est.io_buffer)) // 4
     blocks_per_batch = max(1, stats["batch_budget"] // 8_000)  # 8 kB out, made in place
     batches = stats["batches"][plan.outputs[0]]
     assert batches == stats["dask_tasks"][plan.outputs[0]]
