@@ -138,28 +138,27 @@ class ChunkFiles:
         before them are decoded and dropped as they stream, the rest never (False when the
         chunk has no file)."""
         key = self.key_of(coords)
-        path = os.path.join(self.root, key)
         row = math.prod(self.chunk_shape[1:]) * self.dtype.itemsize
         skip = (box[0].start - coords[0] * self.chunk_shape[0]) * row
-        try:
-            with open(path, "rb", buffering=0) as f:
-                if self.codec is None:
+        view = memoryview(dst).cast("B")
+        if self.codec is None:  # the rows' bytes as they lie in the file
+            try:
+                with open(os.path.join(self.root, key), "rb", buffering=0) as f:
                     f.seek(skip)
-                    got = f.readinto(memoryview(dst).cast("B"))
-                else:
-                    size = os.fstat(f.fileno()).st_size
-                    raw = _scratch(size)
-                    if f.readinto(raw) != size:
-                        raise OSError(f"short read of zarr chunk {key!r} in {self.root}")
-                    problem = _frame_problem(self.codec, raw, self.chunk_shape[0] * row)
-                    if problem:
-                        raise self._corrupt(key, problem)
-                    try:
-                        got = _decode_range(raw, skip, memoryview(dst).cast("B"))
-                    except ValueError as e:
-                        raise self._corrupt(key, str(e)) from e
-        except FileNotFoundError:
-            return False
+                    got = f.readinto(view)
+            except FileNotFoundError:
+                return False
+        else:
+            raw = self._encoded(key)
+            if raw is None:
+                return False
+            problem = _frame_problem(self.codec, raw, self.chunk_shape[0] * row)
+            if problem:
+                raise self._corrupt(key, problem)
+            try:
+                got = _decode_range(raw, skip, view)
+            except ValueError as e:
+                raise self._corrupt(key, str(e)) from e
         if got != dst.nbytes:
             raise self._corrupt(key, f"holds {got} of the {dst.nbytes} bytes its rows need")
         return True
@@ -220,19 +219,12 @@ class ChunkFiles:
         (truncated, corrupt), is a ``ValueError`` naming the store and the chunk key.
         """
         key = self.key_of(coords)
-        path = os.path.join(self.root, key)
-        try:
-            with open(path, "rb", buffering=0) as f:
-                size = os.fstat(f.fileno()).st_size
-                raw = _scratch(size)
-                got = f.readinto(raw)
-        except FileNotFoundError:
+        raw = self._encoded(key)
+        if raw is None:
             return False
-        if got != size:
-            raise OSError(f"short read of zarr chunk {key!r} in {self.root}: {got} of {size} bytes")
         if self.codec is None:
-            if size != dst.nbytes:
-                raise self._corrupt(key, f"has {size} bytes, expected {dst.nbytes}")
+            if len(raw) != dst.nbytes:
+                raise self._corrupt(key, f"has {len(raw)} bytes, expected {dst.nbytes}")
             dst.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
             return True
         problem = _frame_problem(self.codec, raw, dst.nbytes)
@@ -243,6 +235,20 @@ class ChunkFiles:
         except (RuntimeError, ValueError) as e:
             raise self._corrupt(key, f"does not decode ({e})") from e
         return True
+
+    def _encoded(self, key: str) -> memoryview | None:
+        """Chunk file ``key`` whole, in this thread's buffer (None: it has no file); a short
+        read is an ``OSError``."""
+        try:
+            with open(os.path.join(self.root, key), "rb", buffering=0) as f:
+                size = os.fstat(f.fileno()).st_size
+                raw = _scratch(size)
+                got = f.readinto(raw)
+        except FileNotFoundError:
+            return None
+        if got != size:
+            raise OSError(f"short read of zarr chunk {key!r} in {self.root}: {got} of {size} bytes")
+        return raw
 
     def _corrupt(self, key: str, problem: str) -> ValueError:
         return ValueError(f"zarr chunk {key!r} of the store {self.root} {problem}")
