@@ -110,6 +110,20 @@ def _regular(x: Expr) -> bool:
     return x.chunks == tuple(regular_chunks(n, b) for n, b in zip(x.shape, block_shape(x.chunks)))
 
 
+def _in_blocks(x: Expr, chunks: tuple[tuple[int, ...], ...]) -> Expr:
+    """``x`` in blocks ``chunks``: a generated or stored source made or read region by region
+    in them, anything else rechunked."""
+    if isinstance(x.op, Windowed):
+        return Expr(x.op, (), x.shape, x.dtype, chunks, x.user_name)
+    return rechunk(x, chunks)
+
+
+def _read_back(written: Expr, store: ScratchArray, back: Any, blocks: Any, target: Any) -> Expr:
+    """What ``written`` stored (in ``blocks``) read back in ``back``, then in ``target``."""
+    got = staged_read(written, store, back, blocks)
+    return got if back == target else rechunk(got, target)
+
+
 class Staging:
     """Rewritten outputs and the scratch directory their stores live in (removed by ``close``)."""
 
@@ -132,10 +146,16 @@ def stage_rechunks(
     count = 0  # rechunks through the store
     remade = False  # sources made again in the target's blocks
 
-    def staged(e: Expr, x: Expr) -> Expr:
+    def new_store(e: Expr, inter: Sequence) -> ScratchArray:
+        """The next scratch array, shaped as ``e``, in chunks ``inter``."""
         nonlocal count
         if not scratch:
             scratch.append(make_scratch())
+        store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, inter)
+        count += 1
+        return store
+
+    def staged(e: Expr, x: Expr) -> Expr:
         old = _source_blocks(x)
         new = block_shape(e.chunks)
         # a regular target is read back in its own blocks: no split stage after the read,
@@ -155,27 +175,18 @@ def stage_rechunks(
         )
         read = tuple(regular_chunks(n, r) for n, r in zip(e.shape, grids.read))
         back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
-        store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, grids.inter)
-        count += 1
-        if isinstance(x.op, Windowed):  # made or read region by region: in the read blocks
-            blocks = Expr(x.op, (), x.shape, x.dtype, read, x.user_name)
-        else:
-            blocks = rechunk(x, read)
-        written = write(blocks, store)
-        back_read = staged_read(written, store, back, blocks.chunks)
-        return back_read if back == e.chunks else rechunk(back_read, e.chunks)
+        store = new_store(e, grids.inter)
+        blocks = _in_blocks(x, read)
+        return _read_back(write(blocks, store), store, back, blocks.chunks, e.chunks)
 
     def joined(e: Expr, x: Expr) -> Expr:
         """``x``, a concatenation, staged part by part into one scratch array: each part
         made or read in blocks of one read grid (its own extent along the axis), written
         at its place, and the whole read back in the target's blocks."""
-        nonlocal count
-        if not scratch:
-            scratch.append(make_scratch())
         ax = x.op.axis
         parts = [p for p in x.inputs if p.shape[ax]]
         # a computed part is written in its own blocks (as a computed input is alone)
-        computed = [not isinstance(p.op, (FromReader, Windowed, Generated)) for p in parts]
+        computed = [not isinstance(p.op, Windowed) for p in parts]
         olds = [_source_blocks(p) for p in parts]
         old = tuple(max(o[d] for o in olds) for d in range(x.ndim))
         grids = staged_grids(
@@ -205,16 +216,11 @@ def stage_rechunks(
         inter = [
             along if d == ax else regular_chunks(e.shape[d], grids.inter[d]) for d in range(x.ndim)
         ]
-        store = ScratchArray(os.path.join(scratch[0], str(count)), e.shape, e.dtype, inter)
-        count += 1
+        store = new_store(e, inter)
         writes, start = [], 0
         for p, read in zip(parts, reads):
-            if isinstance(p.op, (Windowed, Generated)):  # made or read region by region
-                blocks = Expr(p.op, (), p.shape, p.dtype, read, p.user_name)
-            else:
-                blocks = rechunk(p, read)
             offset = tuple(start if d == ax else 0 for d in range(x.ndim))
-            writes.append(write(blocks, store, offset))
+            writes.append(write(_in_blocks(p, read), store, offset))
             start += p.shape[ax]
         written = tuple(
             tuple(c for w in writes for c in w.inputs[0].chunks[ax])
@@ -223,8 +229,7 @@ def stage_rechunks(
             for d in range(x.ndim)
         )
         back = tuple(regular_chunks(n, w) for n, w in zip(e.shape, grids.write))
-        back_read = staged_read(concat(writes, ax), store, back, written)
-        return back_read if back == e.chunks else rechunk(back_read, e.chunks)
+        return _read_back(concat(writes, ax), store, back, written, e.chunks)
 
     def visit(e: Expr) -> Expr | None:
         nonlocal remade
