@@ -478,13 +478,13 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
     elif (room <= 0 or est.per_task == 0) and _held_stages_dominate(plan, ctx, est):
         biggest = max(est.held_stages, key=lambda n: plan.stages[n].expr.nbytes)
         name = plan.with_labels({}).labels.get(biggest, biggest)
-        one_task = est.fixed + est.io_buffer + est.per_task
         advice = (
             f"most of the {est.held:,} bytes held are stages kept whole until their last "
             f"reader has run (the largest: {name}, {plan.stages[biggest].expr.nbytes:,} "
             "bytes; a sort's sorted blocks, a stage two later stages read); "
-            f"with these blocks one task at a time needs {format_bytes(one_task)}: a larger "
-            "memory-limit, or a cluster, where each worker keeps its share"
+            "with these blocks one task at a time needs "
+            f"{format_bytes(est.peak_with(1))}: a larger memory-limit, or a cluster, where "
+            "each worker keeps its share"
         )
     elif room <= 0 or est.per_task == 0:
         advice = (

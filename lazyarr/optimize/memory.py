@@ -214,6 +214,10 @@ class MemoryEstimate:
         """Bytes each task at once accounts for: its working set and a block waiting."""
         return self.block_bytes + self.waiting
 
+    def peak_with(self, threads: int) -> int:
+        """The peak when ``threads`` threads keep their chunk buffers and one task runs."""
+        return self.fixed + threads * self.io_buffer + self.per_task
+
     def parts(self) -> str:
         """What the peak is made of: tasks at once, blocks held, blocks fetched ahead."""
         where = f" ({self.block_stage})" if self.block_stage else ""
@@ -430,7 +434,7 @@ def threads_that_fit(est: MemoryEstimate, limit: int) -> int:
     """The most threads, up to ``est.tasks_at_once``, whose chunk buffers leave room under
     ``limit`` for one task besides what is held (0: not even one thread)."""
     for threads in range(est.tasks_at_once, 0, -1):
-        if limit - est.fixed - threads * est.io_buffer >= est.per_task:
+        if est.peak_with(threads) <= limit:
             return threads
     return 0
 
