@@ -12,10 +12,12 @@ it as before, so results are the same.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 import numpy as np
 
+from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.ops.indexing import GetItem
 from lazyarr.graph.token import ArrayData
@@ -41,9 +43,9 @@ def taken_runs(expr: Expr, out: Region, region: Region) -> tuple[int, list[tuple
     if op.entries[i].array.dtype.kind not in "iu":
         return None
     span = region[axis].stop - region[axis].start
-    edges = np.cumsum(expr.inputs[0].chunks[axis])
-    if np.searchsorted(edges, region[axis].start, "right") == np.searchsorted(
-        edges, region[axis].stop - 1, "right"
+    bounds = offsets(expr.inputs[0].chunks[axis])  # remembered per grid, not summed per block
+    if bisect.bisect_right(bounds, region[axis].start) == bisect.bisect_right(
+        bounds, region[axis].stop - 1
     ):
         return None  # the span lies in one block: read as a view of it, no copy
     bsl = out[lay.bpos : lay.bpos + len(lay.bshape)]
