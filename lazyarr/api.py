@@ -467,7 +467,12 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
     est, fits = fitted_estimate(plan, ctx, bounded)
     if fits:
         return est
-    room = ctx.memory_limit - est.fixed - est.buffers
+    # smaller blocks (in stores chunked as the blocks) shrink the running tasks' working
+    # sets, the chunk buffers and the blocks a worker fetches ahead; not what is held, nor
+    # the bookkeeping
+    threads = 1 if bounded else est.tasks_at_once
+    shrinks = threads * (est.per_task + est.io_buffer) + est.fetched
+    room = ctx.memory_limit - (est.fixed - est.fetched)
     if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
@@ -475,7 +480,7 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             "machine (temporary-directory), but not with an external dask scheduler: write "
             "the input to a zarr store first (lazyarr.to_zarr) and rechunk it from there"
         )
-    elif (room <= 0 or est.per_task == 0) and _held_stages_dominate(plan, ctx, est):
+    elif (room <= 0 or est.per_task == 0) and _held_stages_dominate(plan, ctx, est, shrinks):
         biggest = max(est.held_stages, key=lambda n: plan.stages[n].expr.nbytes)
         name = plan.with_labels({}).labels.get(biggest, biggest)
         advice = (
@@ -492,19 +497,22 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             "once (write results with lazyarr.store / to_zarr instead of gathering them)"
         )
     else:
-        scale = room / ((1 if bounded else est.tasks_at_once) * est.per_task)
+        scale = room / shrinks
         now = largest_block_bytes(_block_that_sizes(plan.stages[est.block_stage]))
         advice = (
-            f"blocks of at most {int(now * scale):,} bytes (now {now:,}; chunks= or "
-            "array.chunk-size) would fit"
+            f"blocks of at most about {int(now * scale):,} bytes (now {now:,}; chunks= or "
+            "array.chunk-size), in stores chunked no larger, would fit"
         )
     raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
 
 
-def _held_stages_dominate(plan: Plan, ctx: PassContext, est: MemoryEstimate) -> bool:
-    """Most of what a refused plan holds is stages kept for later readers, not its results."""
+def _held_stages_dominate(plan: Plan, ctx: PassContext, est: MemoryEstimate, shrinks: int) -> bool:
+    """Most of what a refused plan holds is stages kept for later readers: more than its
+    results, and more than smaller blocks would shrink (``shrinks`` bytes: a concatenation
+    on a cluster held 108 bytes of write counts while its fetched blocks overflowed)."""
     results = 0 if ctx.workers else gathered_bytes(plan)
-    return bool(est.held_stages) and est.held - results > results
+    stages = est.held - results
+    return bool(est.held_stages) and stages > results and stages > shrinks
 
 
 def check_fetches(graph: TaskGraph, ctx: PassContext) -> None:

@@ -9,12 +9,14 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import re
 import time
 
 import distributed
 import numpy as np
 import pytest
 import test_conformance as conformance
+import zarr
 
 import lazyarr as la
 from lazyarr import api, config
@@ -510,7 +512,6 @@ def test_peeks_run_only_what_the_slice_needs(dask_ex):
 def test_stored_arrays_are_read_on_the_workers(dask_ex, tmp_path):
     """zarr and HDF5 blocks are read by tasks on the workers (reopened there), not sent."""
     import h5py
-    import zarr
 
     a = np.arange(40 * 6, dtype=np.float64).reshape(40, 6)
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=a.shape, chunks=(10, 6), dtype="f8")
@@ -527,7 +528,6 @@ def test_stored_arrays_are_read_on_the_workers(dask_ex, tmp_path):
 
 def test_writes_happen_on_the_workers(dask_ex, tmp_path):
     """to_zarr on a cluster: workers write their blocks; only counts come back."""
-    import zarr
 
     a = np.arange(50 * 4, dtype=np.float64).reshape(50, 4)
     src = zarr.create_array(str(tmp_path / "in.zarr"), shape=a.shape, chunks=(7, 4), dtype="f8")
@@ -544,7 +544,6 @@ def test_writes_happen_on_the_workers(dask_ex, tmp_path):
 def test_rechunk_over_the_worker_limit_goes_through_a_scratch_store(dask_ex, tmp_path):
     """Row strips to column strips under a 3 MiB limit per worker: the workers write and read
     a scratch store instead of one task gathering every input block (issue 23)."""
-    import zarr
 
     a = np.random.default_rng(1).standard_normal((2048, 256))
     x = la.asarray(a, chunks=(64, 256))
@@ -564,3 +563,32 @@ def test_results_gathered_over_the_limit_are_refused(dask_ex):
         (x + 1).compute(executor="dask")
     with config.set({"memory-limit": "1MiB"}):
         assert (x + 1).sum().compute(executor="dask") > 0  # a small result still runs
+
+
+def test_a_joined_move_refused_on_a_cluster_asks_for_smaller_blocks(dask_ex, tmp_path):
+    """Row strips of two arrays joined and moved to columns, refused under 4 MiB per worker:
+    the blocks fetched ahead and the chunk buffers overflow, so the refusal sizes the blocks.
+    Before, it blamed the 72 bytes of write counts the plan holds as "stages kept whole" and
+    asked for a larger limit. Column blocks under half the advised size then fit."""
+    a = np.random.default_rng(0).standard_normal((1024, 256))
+    b = np.random.default_rng(1).standard_normal((768, 256))
+
+    def moved(cols: int) -> la.LazyArray:
+        joined = la.concatenate([la.asarray(a, chunks=(128, 256)), la.asarray(b, chunks=(96, 256))])
+        return joined.rechunk((-1, cols))
+
+    scratch = {"memory-limit": "4MiB", "temporary-directory": str(tmp_path / "scratch")}
+    with config.set(scratch), pytest.raises(la.MemoryLimitError) as info:
+        la.to_zarr(moved(128), str(tmp_path / "refused.zarr"), executor="dask")
+    message = str(info.value)
+    assert "kept whole" not in message
+    said = re.search(r"blocks of at most about ([\d,]+) bytes \(now ([\d,]+)", message)
+    assert said is not None, message
+    advised, now = (int(g.replace(",", "")) for g in said.groups())
+    assert now == 1792 * 128 * 8 and 0 < advised < now
+    cols = advised // (1792 * 8) // 2
+    with config.set(scratch):
+        la.to_zarr(moved(cols), str(tmp_path / "out.zarr"), executor="dask")
+        assert la.last_run().predicted_peak <= 4 * 2**20
+    got = zarr.open_array(str(tmp_path / "out.zarr"))[:]
+    np.testing.assert_array_equal(got, np.concatenate([a, b]))
