@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 from childproc import run_sampled
-from report import RESULTS, Report, versions
+from report import RESULTS, Report, run_name, versions
 
 # -- the cases: (scale in elements, work dir) -> (thunk that computes, checks and returns) --
 
@@ -217,7 +217,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", default="64MiB")
     ap.add_argument("--mb", type=float, default=200, help="float64 MB of each case's data")
-    ap.add_argument("--executors", default="numba")
+    ap.add_argument("--executors", default="numba,dask")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -226,7 +226,7 @@ def main() -> None:
         child(json.loads(a.child))
         return
     report = Report(
-        "memory_promise",
+        run_name("memory_promise", ap, a, ("limit", "mb", "executors", "cases")),
         [
             "case",
             "executor",
@@ -275,7 +275,7 @@ def main() -> None:
                 kept="" if ratio is None else ("yes" if ratio <= 1.0 else "BROKEN"),
             )
     report.write()
-    (RESULTS / "memory_promise.md").write_text(report.markdown() + "\n")
+    (RESULTS / f"{report.name}.md").write_text(report.markdown() + "\n")
 
 
 if __name__ == "__main__":

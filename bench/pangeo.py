@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 from childproc import run_sampled
-from report import RESULTS, Report, versions
+from report import RESULTS, Report, run_name, versions
 
 FULL = (14532, 360, 720)
 TIME_CHUNK = 20
@@ -253,7 +253,7 @@ def main() -> None:
         store = work / "oisst.zarr"
         in_chunk = make_store(store, shape)
         report = Report(
-            "pangeo",
+            run_name("pangeo", ap, a, ("gb", "systems", "workloads")),
             [
                 "workload",
                 "system",
@@ -328,7 +328,7 @@ def main() -> None:
             report.meta["planning_at_full_size"] = r
             print(f"lazyarr planning at full size: {r}")
         report.write()
-        (RESULTS / "pangeo.md").write_text(report.markdown() + "\n")
+        (RESULTS / f"{report.name}.md").write_text(report.markdown() + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 from childproc import run_sampled
-from report import RESULTS, Report, versions
+from report import RESULTS, Report, run_name, versions
 
 SYSTEMS = (
     "lazyarr numba",
@@ -426,7 +426,7 @@ def main() -> None:
         inputs = make_inputs(work, shape, a.quad_gb, v2)
         target = (shape[0], 48, 48)
         report = Report(
-            "rechunk",
+            run_name("rechunk", ap, a, ("gb", "quad_gb", "limit", "systems", "tasks", "repeat")),
             [
                 "task",
                 "system",
@@ -465,7 +465,7 @@ def main() -> None:
                     continue
                 report.add(task=label, system=system, **_summary(runs[system]))
         report.write(plot=("system", "seconds", "task"))
-        (RESULTS / "rechunk.md").write_text(report.markdown() + "\n")
+        (RESULTS / f"{report.name}.md").write_text(report.markdown() + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -2,22 +2,39 @@
 
 Each benchmark script builds one :class:`Report`, adds rows (one per tool
 and workload) and calls :meth:`Report.write`; results land in
-``bench/results/<name>.json`` and ``<name>.png`` with the versions used.
+``bench/results/<name>.json`` and ``<name>.png`` with the versions used. A run
+with other sizes or a subset of systems is named apart (:func:`run_name`), so it
+does not overwrite the default run's table.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
+import re
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_name(
+    base: str, parser: argparse.ArgumentParser, args: argparse.Namespace, keys: Iterable[str]
+) -> str:
+    """``base`` followed by each of ``keys`` given a value other than its default
+    (``rechunk-gb-17-systems-cubed``): a resized or partial run keeps its own results."""
+    parts = [base]
+    for key in keys:
+        value = getattr(args, key)
+        if value != parser.get_default(key):
+            parts += [key, str(value)]
+    return re.sub(r"[^A-Za-z0-9.]+", "-", "-".join(parts)).strip("-")
 
 
 def versions(*packages: str) -> dict[str, str]:
