@@ -477,8 +477,9 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
             "pieces of many blocks; lazyarr runs such rechunks through a scratch store on this "
-            "machine (temporary-directory), but not with an external dask scheduler: write "
-            "the input to a zarr store first (lazyarr.to_zarr) and rechunk it from there"
+            "machine (temporary-directory), and with an external dask scheduler only when "
+            "every worker shares that directory (dask.shared-scratch: true); else write the "
+            "input to a zarr store first (lazyarr.to_zarr) and rechunk it from there"
         )
     elif (room <= 0 or est.per_task == 0) and _held_stages_dominate(plan, ctx, est, shrinks):
         biggest = max(est.held_stages, key=lambda n: plan.stages[n].expr.nbytes)

@@ -223,3 +223,31 @@ def test_a_truncated_npy_file_is_named_when_opened(tmp_path):
     with pytest.raises(ValueError) as err:
         la.from_npy(p)
     assert str(p) in "\n".join(getattr(err.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("component", [None, "sst/daily"])
+def test_a_refused_or_failed_new_array_leaves_nothing_behind(tmp_path, component):
+    """Before, the array was made before the write was refused: an empty store stayed, and
+    the same call again raised ``ContainsArrayError``. A write that fails part way is
+    removed the same way; the second try then writes the store."""
+    p = str(tmp_path / "new.zarr")
+    x = la.asarray(A, chunks=(10, 24))
+    with la.config.set({"memory-limit": "1KiB"}), pytest.raises(la.MemoryLimitError):
+        la.to_zarr(x * 2, p, component=component)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="bad value"):
+        la.to_zarr(raise_where(x * 2, x > A[50, 3] - 1e-9, ValueError, "bad value"), p, component)
+    assert os.listdir(tmp_path) == []
+    la.to_zarr(x * 2, p, component=component)
+    np.testing.assert_array_equal(zarr.open_array(p, path=component or "")[:], A * 2)
+
+
+def test_a_failed_new_array_in_an_existing_group_leaves_the_group(tmp_path):
+    root = zarr.open_group(str(tmp_path / "g.zarr"), mode="w")
+    root.create_array("u", shape=A.shape, dtype=A.dtype, chunks=(10, 24))[:] = A
+    x = la.asarray(A, chunks=(10, 24))
+    with pytest.raises(ValueError, match="bad value"):
+        bad = raise_where(x, x > A[50, 3] - 1e-9, ValueError, "bad value")
+        la.to_zarr(bad, str(tmp_path / "g.zarr"), component="v")
+    assert sorted(zarr.open_group(str(tmp_path / "g.zarr")).array_keys()) == ["u"]
+    np.testing.assert_array_equal(zarr.open_group(str(tmp_path / "g.zarr"))["u"][:], A)

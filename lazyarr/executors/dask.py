@@ -135,11 +135,13 @@ class DaskExecutor:
 
     @property
     def traits(self) -> Traits:
-        """Blocks on workers; a scratch store is shared only by the LocalCluster started here
-        (an external scheduler's workers may be on other machines)."""
+        """Blocks on workers; a scratch store is shared by the LocalCluster started here, and
+        by an external scheduler's workers only where the user says ``dask.shared-scratch``
+        (they may be on other machines)."""
         return Traits(
             one_process=False,
-            scratch_local=config.get("dask.address") is None,
+            scratch_local=config.get("dask.address") is None
+            or bool(config.get("dask.shared-scratch")),
             lowering=LOWERING,
         )
 

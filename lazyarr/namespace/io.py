@@ -307,7 +307,9 @@ def to_zarr(
     Overwriting a local store never loses the old array: the new one is
     written beside it and swapped in when complete, so ``x`` may read the
     array it replaces, and a failed write leaves the old one whole. Other
-    stores that ``x`` reads are staged first (see :func:`store`).
+    stores that ``x`` reads are staged first (see :func:`store`). A new local
+    array whose write is refused (``MemoryLimitError``) or fails is removed
+    again, with the directories made for it.
     """
     import zarr
 
@@ -348,9 +350,27 @@ def to_zarr(
             [copy], [0], [writer_for(target)], [(0,) * e.ndim], executor, progress, scratch
         )
         return target
+    made = _first_missing(local) if compute and local is not None else None
     target = create(url, component, overwrite)
-    lazy = store(wrap(e), target, compute=compute, executor=executor, progress=progress)
+    try:
+        lazy = store(wrap(e), target, compute=compute, executor=executor, progress=progress)
+    except BaseException:
+        if made is not None:  # refused or failed: no empty or partial array stays behind
+            shutil.rmtree(made, ignore_errors=True)
+        raise
     return target if compute else lazy
+
+
+def _first_missing(path: str) -> str | None:
+    """The outermost directory of ``path`` that does not exist yet (None: ``path`` exists):
+    what writing a new array there creates, and removes again if the write fails."""
+    missing = None
+    while not os.path.exists(path):
+        missing, parent = path, os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
 
 
 def _local_array_dir(url: Any, component: str | None) -> str | None:
