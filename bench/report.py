@@ -34,7 +34,7 @@ def run_name(
         value = getattr(args, key)
         if value != parser.get_default(key):
             parts += [key, str(value)]
-    return re.sub(r"[^A-Za-z0-9.]+", "-", "-".join(parts)).strip("-")
+    return re.sub(r"[^A-Za-z0-9._]+", "-", "-".join(parts)).strip("-")
 
 
 def versions(*packages: str) -> dict[str, str]:

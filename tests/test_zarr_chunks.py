@@ -51,7 +51,7 @@ class Spy:
 
     def __init__(self, monkeypatch) -> None:
         self.decoded = self.encoded = self.rows = 0
-        decode, encode, rows = ChunkFiles._decode, ChunkFiles._encode, ChunkFiles._decode_rows
+        decode, store, rows = ChunkFiles._decode, ChunkFiles._store, ChunkFiles._decode_rows
 
         def counted_decode(files, coords, dst):
             hit = decode(files, coords, dst)
@@ -64,12 +64,12 @@ class Spy:
             self.rows += hit
             return hit
 
-        def counted_encode(files, coords, src):
-            self.encoded += 1
-            encode(files, coords, src)
+        def counted_store(files, coords, size, pieces, encoded=False):
+            self.encoded += 1  # every chunk file written, whole or an edge chunk padded
+            store(files, coords, size, pieces, encoded)
 
         monkeypatch.setattr(ChunkFiles, "_decode", counted_decode)
-        monkeypatch.setattr(ChunkFiles, "_encode", counted_encode)
+        monkeypatch.setattr(ChunkFiles, "_store", counted_store)
         monkeypatch.setattr(ChunkFiles, "_decode_rows", counted_rows)
 
 
@@ -278,3 +278,79 @@ def test_a_truncated_chunk_read_by_its_rows_names_the_chunk(tmp_path, layout):
     path.write_bytes(path.read_bytes()[:20])
     with pytest.raises(ValueError, match=r"zarr chunk 'c/2/0' of the store"):
         reader_for(z).read((slice(8, 10), slice(0, 4)))  # the short last chunk: 2 rows
+
+
+def _chunk_bytes(path: Path, layout: str) -> bytes:
+    """A chunk file's decoded bytes (zstd or raw)."""
+    raw = path.read_bytes()
+    if "zstd" not in layout:
+        return raw
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompress(raw)
+
+
+@pytest.mark.parametrize("layout", ["v3 zstd", "v3 raw", "v2 zstd"])
+@pytest.mark.parametrize("piece", [1 << 20, 24], ids=["slabs", "rows"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_edge_chunks_stream_the_bytes_zarr_stores(tmp_path_factory, layout, piece, data):
+    """Edge chunks of 1-3-d arrays written slab by slab (``padded_chunks``; tiny pieces step
+    over more axes) decode to the bytes zarr itself stores: the part, then the fill value."""
+    from lazyarr.io import padded_chunks
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(padded_chunks, "PIECE_BYTES", piece)
+        _edges_as_zarr_stores(tmp_path_factory, layout, data)
+
+
+def _edges_as_zarr_stores(tmp_path_factory, layout, data):
+    ndim = data.draw(st.integers(1, 3), label="ndim")
+    shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=ndim, max_size=ndim)))
+    chunks = tuple(data.draw(st.integers(1, n + 2)) for n in shape)
+    fill = data.draw(st.sampled_from([0.0, -1.5, np.nan]), label="fill")
+    a = np.random.default_rng(sum(shape)).standard_normal(shape)
+    where = tmp_path_factory.mktemp("edges")
+    kw = {**LAYOUTS[layout], "fill_value": fill, "chunks": chunks}
+    ours = _array(where, "ours", data=np.zeros_like(a), **kw)
+    theirs = _array(where, "theirs", data=a, **kw)
+    la.store(la.asarray(a, chunks=chunks), ours, executor="numpy")
+    np.testing.assert_array_equal(zarr.open_array(ours.store.root)[:], a)
+    for coords in np.ndindex(*(-(-n // c) for n, c in zip(shape, chunks))):
+        key = ours.metadata.encode_chunk_key(coords)
+        mine, zarrs = Path(ours.store.root) / key, Path(theirs.store.root) / key
+        assert _chunk_bytes(mine, layout) == _chunk_bytes(zarrs, layout), coords
+
+
+def test_an_edge_chunk_of_too_many_slabs_is_padded_whole(tmp_path, monkeypatch):
+    from lazyarr.io import padded_chunks
+
+    monkeypatch.setattr(padded_chunks, "MAX_PIECES", 1)
+    monkeypatch.setattr(padded_chunks, "PIECE_BYTES", 8)
+    data = np.arange(50 * 9, dtype=np.float64).reshape(50, 9) / 3
+    z = _array(tmp_path, "z", data=np.zeros_like(data), chunks=(8, 4))
+    assert padded_chunks.padded_pieces(data[48:, 8:], (8, 4), 0.0) is None
+    la.store(la.asarray(data, chunks=(8, 4)), z, executor="numpy")
+    np.testing.assert_array_equal(zarr.open_array(z.store.root)[:], data)
+
+
+def test_a_write_with_edge_chunks_keeps_slabs_not_a_padded_chunk(tmp_path):
+    """A pencil write: (4380, 48, 48) float32 chunks (38.5 MiB) over 721 rows leave an edge
+    chunk in every column. A thread padded each in a whole chunk, kept for the next one; it
+    now keeps two slabs of (48, 48)."""
+    from lazyarr.io.writers import writer_for
+
+    z = zarr.create_array(
+        str(tmp_path / "p.zarr"), shape=(4380, 721, 96), chunks=(4380, 48, 48), dtype="float32"
+    )
+    kept = writer_for(z).buffer_bytes((4380, 48, 48))
+    chunk = 4380 * 48 * 48 * 4
+    assert kept < chunk // 8  # the compressor's window and two slabs of 9 KiB
+    raw = zarr.create_array(
+        str(tmp_path / "r.zarr"),
+        shape=(4380, 721, 96),
+        chunks=(4380, 48, 48),
+        dtype="float32",
+        compressors=None,
+    )
+    assert writer_for(raw).buffer_bytes((4380, 48, 48)) == 2 * 48 * 48 * 4

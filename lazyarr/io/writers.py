@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.token import ByToken
+from lazyarr.io.padded_chunks import padding_bytes
 from lazyarr.io.readers import stored_chunks
 from lazyarr.io.zarr_chunks import chunk_files, gathered_bytes, stream_context_bytes
 
@@ -65,15 +66,19 @@ class ArrayWriter(ByToken):
 
     def buffer_bytes(self, block: tuple[int, ...]) -> int:
         """The per-thread buffers lazyarr's own chunk writes keep: one chunk gathered out of
-        a block of shape ``block`` when it is not a slab of it (or an edge chunk padded to
-        a whole one), and the zstd compressor that streams chunks into their files (its
-        window and tables)."""
+        a block of shape ``block`` when it is not a slab of it, the slabs that pad edge
+        chunks as they stream (or an edge chunk padded whole, in the gathering buffer), and
+        the zstd compressor that streams chunks into their files (its window and tables)."""
         if not self._writes_files():
             return 0
-        chunk_bytes = math.prod(self.chunks) * self.dtype.itemsize
-        gathered = gathered_bytes(block, self.chunks, self.dtype.itemsize)
+        itemsize = self.dtype.itemsize
+        chunk_bytes = math.prod(self.chunks) * itemsize
+        gathered = gathered_bytes(block, self.chunks, itemsize)
         if any(n % c for n, c in zip(self.shape, self.chunks)):
-            gathered = chunk_bytes
+            if self.files.streams():
+                gathered += padding_bytes(self.chunks, itemsize)
+            else:
+                gathered = chunk_bytes
         return gathered + stream_context_bytes(self.files.codec, chunk_bytes)
 
     def _writes_files(self) -> bool:

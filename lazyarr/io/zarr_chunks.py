@@ -32,10 +32,13 @@ import socket
 import sys
 import threading
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .padded_chunks import padded_pieces
 
 __all__ = [
     "ChunkFiles",
@@ -87,7 +90,7 @@ class ChunkFiles:
                 # (a copy of one chunk: far cheaper than zarr's own path for it)
                 self._encode(coords, contiguous(src))
             elif self._edge(coords, box, array.shape):
-                self._encode(coords, self._padded(coords, box, src))
+                self._encode_edge(coords, box, src)
             else:
                 array[box] = src  # part of a chunk: zarr merges it with the stored rest
 
@@ -191,22 +194,60 @@ class ChunkFiles:
         return self._covers(box) and part.flags.c_contiguous and part.dtype == self.dtype
 
     def _encode(self, coords: tuple[int, ...], src: np.ndarray) -> None:
-        path = os.path.join(self.root, self.key_of(coords))
-        if not self.write_empty and _all_fill(src, self.fill_value):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+        """Store chunk ``coords`` from the contiguous whole chunk ``src``."""
+        if self._removed_if_empty(coords, src):
             return
-        stream = _zstd_stream(self.codec)
-        data = src if self.codec is None or stream is not None else self.codec.encode(src)
+        if self.codec is not None and _zstd_stream(self.codec) is None:
+            self._store(coords, src.nbytes, [self.codec.encode(src)], encoded=True)
+        else:
+            self._store(coords, src.nbytes, [memoryview(src).cast("B")])
+
+    def _encode_edge(
+        self, coords: tuple[int, ...], box: tuple[slice, ...], src: np.ndarray
+    ) -> None:
+        """Store edge chunk ``coords`` from its part ``src`` inside the array, padded with the
+        fill value as zarr stores it: streamed slab by slab where the codec allows
+        (:mod:`.padded_chunks`), else padded whole in this thread's chunk buffer."""
+        streams = self.streams()
+        pieces = padded_pieces(src, self.chunk_shape, self.fill_value) if streams else None
+        if pieces is None:
+            self._encode(coords, self._padded(coords, box, src))
+        elif not self._removed_if_empty(coords, src):
+            size = math.prod(self.chunk_shape) * self.dtype.itemsize
+            self._store(coords, size, pieces)
+
+    def streams(self) -> bool:
+        """Chunks are written as their bytes come (raw, or zstd through ``zstandard``), so an
+        edge chunk is padded slab by slab, not in a whole chunk."""
+        return self.codec is None or _zstd_stream(self.codec) is not None
+
+    def _removed_if_empty(self, coords: tuple[int, ...], src: np.ndarray) -> bool:
+        """Whether chunk ``coords`` is all fill value in an array that does not write empty
+        chunks: then its file is removed instead, as zarr does."""
+        if self.write_empty or not _all_fill(src, self.fill_value):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.root, self.key_of(coords)))
+        return True
+
+    def _store(
+        self, coords: tuple[int, ...], size: int, pieces: Iterable[Any], encoded: bool = False
+    ) -> None:
+        """Write chunk ``coords``'s ``size`` bytes, given in ``pieces`` (already ``encoded``,
+        or compressed here as they come), to a temporary file renamed over the chunk's."""
+        path = os.path.join(self.root, self.key_of(coords))
+        stream = None if encoded else _zstd_stream(self.codec)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         partial = f"{path}.{_WRITER}-{uuid.uuid4().hex[:8]}.partial"
         try:
             with open(partial, "wb") as f:
                 if stream is not None:  # compressed straight into the file, piece by piece
-                    with stream.stream_writer(f, size=src.nbytes, closefd=False) as out:
-                        out.write(memoryview(src).cast("B"))
+                    with stream.stream_writer(f, size=size, closefd=False) as out:
+                        for piece in pieces:
+                            out.write(piece)
                 else:
-                    f.write(memoryview(data).cast("B") if self.codec is None else data)
+                    for piece in pieces:
+                        f.write(piece)
             os.replace(partial, path)
         finally:
             with contextlib.suppress(FileNotFoundError):
