@@ -354,3 +354,49 @@ def test_a_write_with_edge_chunks_keeps_slabs_not_a_padded_chunk(tmp_path):
         compressors=None,
     )
     assert writer_for(raw).buffer_bytes((4380, 48, 48)) == 2 * 48 * 48 * 4
+
+
+@pytest.mark.parametrize("layout", ["v3 zstd", "v3 raw", "v2 zstd"])
+def test_whole_chunks_decode_from_their_files_without_an_encoded_copy(tmp_path, layout):
+    """A chunk read whole streams from its file into the block: the thread keeps no buffer
+    of its encoded bytes (before: one of the largest chunk, 95 MiB a thread for ERA5's),
+    and the estimate counts zstd's window alone. Blosc does not stream: it keeps one."""
+    import threading
+
+    from lazyarr.io import zarr_chunks
+
+    a = np.random.default_rng(4).random((64, 32, 16))
+    z = _array(tmp_path, layout, a, (16, 32, 16), **LAYOUTS[layout])
+    reader = reader_for(z)
+    assert isinstance(reader, ZarrReader)
+    kept = {}
+
+    def read() -> None:
+        kept["values"] = reader.read((slice(0, 64), slice(0, 32), slice(0, 16)))
+        kept["raw"] = getattr(zarr_chunks._SCRATCH, "raw", None)
+
+    t = threading.Thread(target=read)
+    t.start()
+    t.join()
+    np.testing.assert_array_equal(kept["values"], a)
+    assert kept["raw"] is None
+    chunk = 16 * 32 * 16 * 8
+    counted = reader.files.read_buffer_bytes(cuts=False)
+    assert counted == (
+        0 if layout == "v3 raw" else zarr_chunks.stream_window_bytes(reader.files.codec, chunk)
+    )
+    assert counted < chunk or layout != "v3 raw"
+    blosc = _array(tmp_path, "blosc", a, (16, 32, 16), **LAYOUTS["v3 blosc"])
+    assert reader_for(blosc).files.read_buffer_bytes(cuts=True) == 2 * chunk
+
+
+def test_a_corrupt_checksummed_chunk_read_whole_names_the_chunk(tmp_path):
+    a = np.random.default_rng(5).random((16, 8))
+    z = _array(tmp_path, "c", a, (8, 8), compressors=ZstdCodec(level=3, checksum=True))
+    path = Path(z.store.root) / "c" / "1" / "0"
+    raw = bytearray(path.read_bytes())
+    raw[-2] ^= 0xFF  # the checksum at the frame's end: the data decodes, the check fails
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"zarr chunk 'c/1/0' of the store"):
+        reader_for(z).read((slice(0, 16), slice(0, 8)))
+    np.testing.assert_array_equal(reader_for(z).read((slice(0, 8), slice(0, 8))), a[:8])

@@ -98,7 +98,7 @@ def _planned_memory(info: dict[str, Any], plan: Plan) -> int | None:
     # (the quick pencil rechunk: workers +80/+74 MiB batched at the headroom, predicted 63;
     # batches of one working set each: a staged pencil under 64 MiB measured up to 1.24x
     # its prediction per worker, 0.75-0.90 at a quarter of it)
-    per_task = (est.per_task + est.io_buffer) * threads
+    per_task = est.per_task * threads  # the chunk buffers are beside the batches' blocks
     floor = BATCH_SHARES * WORKER_BATCH_FLOOR * threads  # counted in the prediction
     return max(floor, min(config.parse_bytes(limit) - est.peak, per_task))
 

@@ -5,7 +5,8 @@ copies it into the result; for blocks that are whole chunks stacked along
 the first axis (the blocks :func:`~lazyarr.graph.chunks.aligned_chunks`
 chooses), each chunk is one contiguous slab of the block, so its file can be
 decompressed directly into that slab: one pass over the decoded bytes
-instead of three (allocate, decode, copy). Writing is the mirror image: the
+instead of three (allocate, decode, copy). Raw and zstd chunks decode as
+their files are read, so no buffer of their encoded bytes is kept. Writing is the mirror image: the
 slab is compressed and written to a temporary file that is renamed over the
 chunk's (every chunk old or new, never half written), and a chunk that is
 all fill value is removed instead when the array does not write empty
@@ -128,6 +129,19 @@ class ChunkFiles:
         inner = self._box_in_chunk(coords, box)[1:]
         return all(b.start == 0 and b.stop == c for b, c in zip(inner, self.chunk_shape[1:]))
 
+    def read_buffer_bytes(self, cuts: bool) -> int:
+        """Bytes a thread keeps to read chunks: none of the encoded chunk where it streams
+        from its file (raw; zstd keeps its window), the encoded chunk otherwise (blosc), and
+        one whole chunk decoded where a block needs part of one (``cuts``)."""
+        chunk = math.prod(self.chunk_shape) * self.dtype.itemsize
+        if self.codec is None:
+            own = 0
+        elif self.decodes_rows():
+            own = stream_window_bytes(self.codec, chunk)
+        else:
+            own = chunk
+        return own + (chunk if cuts else 0)
+
     def decodes_rows(self) -> bool:
         """Whether rows of a chunk decode alone here (raw chunks, or zstd with ``zstandard``)."""
         if self.codec is None:
@@ -140,31 +154,39 @@ class ChunkFiles:
         """Decode only the rows ``box`` of chunk ``coords``, straight into ``dst``: the bytes
         before them are decoded and dropped as they stream, the rest never (False when the
         chunk has no file)."""
-        key = self.key_of(coords)
         row = math.prod(self.chunk_shape[1:]) * self.dtype.itemsize
         skip = (box[0].start - coords[0] * self.chunk_shape[0]) * row
-        view = memoryview(dst).cast("B")
-        if self.codec is None:  # the rows' bytes as they lie in the file
-            try:
-                with open(os.path.join(self.root, key), "rb", buffering=0) as f:
-                    f.seek(skip)
-                    got = f.readinto(view)
-            except FileNotFoundError:
-                return False
-        else:
-            raw = self._encoded(key)
-            if raw is None:
-                return False
-            problem = _frame_problem(self.codec, raw, self.chunk_shape[0] * row)
-            if problem:
-                raise self._corrupt(key, problem)
-            try:
-                got = _decode_range(raw, skip, view)
-            except ValueError as e:
-                raise self._corrupt(key, str(e)) from e
+        return self._stream(self.key_of(coords), skip, dst, self.chunk_shape[0] * row)
+
+    def _stream(self, key: str, skip: int, dst: np.ndarray, size: int) -> bool:
+        """Decode chunk file ``key`` of ``size`` decoded bytes from byte ``skip`` on into the
+        contiguous ``dst``, straight from the file (raw, or zstd read as it decompresses): no
+        buffer of the encoded chunk (False when it has no file)."""
+        try:
+            with open(os.path.join(self.root, key), "rb", buffering=0) as f:
+                got = self._stream_from(f, key, skip, memoryview(dst).cast("B"), size)
+        except FileNotFoundError:
+            return False
         if got != dst.nbytes:
-            raise self._corrupt(key, f"holds {got} of the {dst.nbytes} bytes its rows need")
+            raise self._corrupt(key, f"holds {got} of the {dst.nbytes} bytes expected")
         return True
+
+    def _stream_from(self, f: Any, key: str, skip: int, view: memoryview, size: int) -> int:
+        """Bytes of the open chunk file ``f`` decoded into ``view`` from byte ``skip`` on."""
+        if self.codec is None:  # the bytes as they lie in the file
+            stored = os.fstat(f.fileno()).st_size
+            if stored != size:
+                raise self._corrupt(key, f"has {stored} bytes, expected {size}")
+            f.seek(skip)
+            return f.readinto(view)
+        problem = _frame_problem(self.codec, memoryview(f.read(_ZSTD_HEADER)), size)
+        if problem:
+            raise self._corrupt(key, problem)
+        f.seek(0)
+        try:
+            return _decode_range(f, skip, view, whole=skip == 0 and len(view) == size)
+        except ValueError as e:
+            raise self._corrupt(key, str(e)) from e
 
     def _edge(self, coords: tuple[int, ...], box: tuple[slice, ...], shape: tuple) -> bool:
         """``box`` is all of chunk ``coords`` that lies inside an array of ``shape``."""
@@ -259,6 +281,8 @@ class ChunkFiles:
         A chunk that decodes to another length than ``dst``, or fails to decode
         (truncated, corrupt), is a ``ValueError`` naming the store and the chunk key.
         """
+        if self.decodes_rows() and dst.flags.c_contiguous:
+            return self._stream(self.key_of(coords), 0, dst, dst.nbytes)
         key = self.key_of(coords)
         raw = self._encoded(key)
         if raw is None:
@@ -438,9 +462,15 @@ def _zstd_reader() -> Any:
     return reader
 
 
-def _decode_range(raw: memoryview, skip: int, dst: memoryview) -> int:
-    """Decode the zstd frame ``raw`` from byte ``skip`` of its content into ``dst`` (as many
-    bytes as ``dst`` takes); returns how many it got."""
+_ZSTD_HEADER = 18
+"""The most bytes of a zstd frame header: magic, descriptor, window, dictionary id, size."""
+
+
+def _decode_range(raw: Any, skip: int, dst: memoryview, whole: bool = False) -> int:
+    """Decode the zstd frame in ``raw`` (bytes, or a file read as it decompresses) from byte
+    ``skip`` of its content into ``dst`` (as many bytes as ``dst`` takes); returns how many
+    it got. ``whole``: ``dst`` takes all of the content, so the frame is read to its end
+    (its checksum checked, no bytes beyond ``dst``)."""
     try:
         with _zstd_reader().stream_reader(raw, read_across_frames=False) as stream:
             if skip:
@@ -451,6 +481,10 @@ def _decode_range(raw: memoryview, skip: int, dst: memoryview) -> int:
                 if n == 0:
                     break
                 got += n
+            if whole and got == len(dst) and stream.read(1):
+                raise ValueError("decodes to more bytes than its chunk holds")
+    except ValueError:
+        raise
     except Exception as e:  # zstandard's own ZstdError: a frame that does not decode
         raise ValueError(f"does not decode ({e})") from e
     return got
@@ -494,6 +528,17 @@ def stream_context_bytes(codec: Any, chunk_bytes: int) -> int:
     params = zstandard.ZstdCompressionParameters.from_level(level, source_size=max(1, chunk_bytes))
     buffers = (256 << 10) + (4 << 10)  # two 128 KiB blocks, and the stream's own state
     return params.estimated_compression_context_size() + (1 << params.window_log) + buffers
+
+
+def stream_window_bytes(codec: Any, chunk_bytes: int) -> int:
+    """Bytes zstd keeps to decompress a chunk of ``chunk_bytes`` as it reads its file: the
+    window the frame was compressed with (from the codec's level and the chunk's size, as
+    numcodecs and :func:`_zstd_stream` compress), two blocks and its state (512 KiB)."""
+    import zstandard
+
+    level = int(getattr(codec, "level", 0)) or 3
+    params = zstandard.ZstdCompressionParameters.from_level(level, source_size=max(1, chunk_bytes))
+    return (1 << params.window_log) + (512 << 10)
 
 
 def chunk_files(array: Any) -> ChunkFiles | None:

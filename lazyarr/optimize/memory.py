@@ -393,19 +393,25 @@ def estimate(
 
 
 def _read_buffer(plan: Plan) -> int:
-    """The buffers each thread keeps for chunk files (``io/zarr_chunks.py``): one of the
-    largest stored chunk any reader decodes (as large as the chunk when it does not
-    compress), one of the largest chunk a reader decodes whole to copy a part of it (its
-    blocks cut the stored chunks, or the array's edge does), and one of the largest chunk
-    any writer gathers out of its block."""
+    """The buffers each thread keeps for chunk files (``io/zarr_chunks.py``): what reading
+    the largest stored chunk keeps (its encoded bytes, or for zarr chunks that stream from
+    their files zstd's window or nothing: ``ChunkFiles.read_buffer_bytes``), one of the
+    largest chunk a reader decodes whole to copy a part of it (its blocks cut the stored
+    chunks, or the array's edge does), and one of the largest chunk any writer gathers out
+    of its block."""
     read, gather = 0, 0
     for s in plan.stages.values():
         for m in s.members:
             reader = getattr(m.op, "reader", None)
             chunks = getattr(reader, "chunks", None)
             if chunks:
-                chunk = math.prod(chunks) * m.dtype.itemsize
-                read = max(read, chunk * (2 if _cuts_chunks(reader, chunks, m) else 1))
+                cuts = _cuts_chunks(reader, chunks, m)
+                files = getattr(reader, "files", None)
+                if files is not None and hasattr(files, "read_buffer_bytes"):
+                    read = max(read, files.read_buffer_bytes(cuts))
+                else:
+                    chunk = math.prod(chunks) * m.dtype.itemsize
+                    read = max(read, chunk * (2 if cuts else 1))
         kept = getattr(getattr(s.expr.op, "target", None), "buffer_bytes", None)
         if isinstance(s.expr.op, Write) and kept is not None:
             gather = max(gather, kept(largest_block_shape(s.expr.inputs[0])))
