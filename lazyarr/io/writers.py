@@ -65,20 +65,20 @@ class ArrayWriter(ByToken):
         return math.prod(block) * self.dtype.itemsize
 
     def buffer_bytes(self, block: tuple[int, ...]) -> int:
-        """The per-thread buffers lazyarr's own chunk writes keep: one chunk gathered out of
-        a block of shape ``block`` when it is not a slab of it, the slabs that pad edge
-        chunks as they stream (or an edge chunk padded whole, in the gathering buffer), and
-        the zstd compressor that streams chunks into their files (its window and tables)."""
+        """The per-thread buffers lazyarr's own chunk writes keep: the pieces that gather a
+        chunk out of a block of shape ``block`` when it is not a slab of it, or pad an
+        edge chunk, as they stream into the file (a whole chunk where the codec does not
+        stream), and the zstd compressor that streams chunks (its window and tables)."""
         if not self._writes_files():
             return 0
         itemsize = self.dtype.itemsize
         chunk_bytes = math.prod(self.chunks) * itemsize
         gathered = gathered_bytes(block, self.chunks, itemsize)
-        if any(n % c for n, c in zip(self.shape, self.chunks)):
-            if self.files.streams():
-                gathered += padding_bytes(self.chunks, itemsize)
-            else:
-                gathered = chunk_bytes
+        edges = any(n % c for n, c in zip(self.shape, self.chunks))
+        if self.files.streams():
+            gathered = padding_bytes(self.chunks, itemsize) if gathered or edges else 0
+        elif edges:
+            gathered = chunk_bytes
         return gathered + stream_context_bytes(self.files.codec, chunk_bytes)
 
     def _writes_files(self) -> bool:

@@ -86,12 +86,12 @@ class ChunkFiles:
             src = block[local]
             if not (self.writable and src.dtype == self.dtype):
                 array[box] = src
-            elif self._covers(box):
-                # a chunk cut across the block's inner axes is copied into one slab first
-                # (a copy of one chunk: far cheaper than zarr's own path for it)
-                self._encode(coords, contiguous(src))
-            elif self._edge(coords, box, array.shape):
-                self._encode_edge(coords, box, src)
+            elif self._covers(box) and src.flags.c_contiguous:
+                self._encode(coords, src)
+            elif self._covers(box) or self._edge(coords, box, array.shape):
+                # a chunk cut across the block's inner axes, or padded at the array's edge:
+                # piece by piece into its file (far cheaper than zarr's own path for it)
+                self._encode_pieces(coords, box, src)
             else:
                 array[box] = src  # part of a chunk: zarr merges it with the stored rest
 
@@ -224,16 +224,17 @@ class ChunkFiles:
         else:
             self._store(coords, src.nbytes, [memoryview(src).cast("B")])
 
-    def _encode_edge(
+    def _encode_pieces(
         self, coords: tuple[int, ...], box: tuple[slice, ...], src: np.ndarray
     ) -> None:
-        """Store edge chunk ``coords`` from its part ``src`` inside the array, padded with the
-        fill value as zarr stores it: streamed slab by slab where the codec allows
-        (:mod:`.padded_chunks`), else padded whole in this thread's chunk buffer."""
-        streams = self.streams()
-        pieces = padded_pieces(src, self.chunk_shape, self.fill_value) if streams else None
+        """Store chunk ``coords`` from ``src``: all of it that lies inside the array (an
+        edge chunk is padded with the fill value, as zarr stores it), not contiguous in
+        memory. Streamed piece by piece where the codec allows (:mod:`.padded_chunks`),
+        else gathered or padded whole in this thread's chunk buffer."""
+        pieces = padded_pieces(src, self.chunk_shape, self.fill_value) if self.streams() else None
         if pieces is None:
-            self._encode(coords, self._padded(coords, box, src))
+            whole = src.shape == tuple(self.chunk_shape)
+            self._encode(coords, contiguous(src) if whole else self._padded(coords, box, src))
         elif not self._removed_if_empty(coords, src):
             size = math.prod(self.chunk_shape) * self.dtype.itemsize
             self._store(coords, size, pieces)
