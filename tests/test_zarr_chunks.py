@@ -52,9 +52,19 @@ class Spy:
     def __init__(self, monkeypatch) -> None:
         self.decoded = self.encoded = self.rows = 0
         decode, store, rows = ChunkFiles._decode, ChunkFiles._store, ChunkFiles._decode_rows
+        part, inside = ChunkFiles._decode_part, []
 
         def counted_decode(files, coords, dst):
             hit = decode(files, coords, dst)
+            self.decoded += hit and not inside
+            return hit
+
+        def counted_part(files, coords, box, dst):
+            inside.append(1)  # a part streamed, or a chunk decoded whole to copy it
+            try:
+                hit = part(files, coords, box, dst)
+            finally:
+                inside.pop()
             self.decoded += hit
             return hit
 
@@ -69,6 +79,7 @@ class Spy:
             store(files, coords, size, pieces, encoded)
 
         monkeypatch.setattr(ChunkFiles, "_decode", counted_decode)
+        monkeypatch.setattr(ChunkFiles, "_decode_part", counted_part)
         monkeypatch.setattr(ChunkFiles, "_store", counted_store)
         monkeypatch.setattr(ChunkFiles, "_decode_rows", counted_rows)
 
@@ -295,13 +306,13 @@ def _chunk_bytes(path: Path, layout: str) -> bytes:
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_edge_chunks_stream_the_bytes_zarr_stores(tmp_path_factory, layout, piece, data):
-    """Chunks of 1-3-d arrays written piece by piece (``padded_chunks``: edge chunks padded,
+    """Chunks of 1-3-d arrays written piece by piece (``chunk_pieces``: edge chunks padded,
     chunks cut across a block's inner axes gathered; tiny pieces step over more axes)
     decode to the bytes zarr itself stores."""
-    from lazyarr.io import padded_chunks
+    from lazyarr.io import chunk_pieces
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(padded_chunks, "PIECE_BYTES", piece)
+        m.setattr(chunk_pieces, "PIECE_BYTES", piece)
         _edges_as_zarr_stores(tmp_path_factory, layout, data)
 
 
@@ -325,13 +336,13 @@ def _edges_as_zarr_stores(tmp_path_factory, layout, data):
 
 
 def test_an_edge_chunk_of_too_many_slabs_is_padded_whole(tmp_path, monkeypatch):
-    from lazyarr.io import padded_chunks
+    from lazyarr.io import chunk_pieces
 
-    monkeypatch.setattr(padded_chunks, "MAX_PIECES", 1)
-    monkeypatch.setattr(padded_chunks, "PIECE_BYTES", 8)
+    monkeypatch.setattr(chunk_pieces, "MAX_PIECES", 1)
+    monkeypatch.setattr(chunk_pieces, "PIECE_BYTES", 8)
     data = np.arange(50 * 9, dtype=np.float64).reshape(50, 9) / 3
     z = _array(tmp_path, "z", data=np.zeros_like(data), chunks=(8, 4))
-    assert padded_chunks.padded_pieces(data[48:, 8:], (8, 4), 0.0) is None
+    assert chunk_pieces.padded_pieces(data[48:, 8:], (8, 4), 0.0) is None
     la.store(la.asarray(data, chunks=(8, 4)), z, executor="numpy")
     np.testing.assert_array_equal(zarr.open_array(z.store.root)[:], data)
 
@@ -340,7 +351,7 @@ def test_a_write_with_edge_chunks_keeps_slabs_not_a_padded_chunk(tmp_path):
     """A pencil write: (4380, 48, 48) float32 chunks (38.5 MiB) over 721 rows leave an edge
     chunk in every column. A thread padded each in a whole chunk, kept for the next one; it
     now keeps two pieces of at most 1 MiB."""
-    from lazyarr.io.padded_chunks import padding_bytes
+    from lazyarr.io.chunk_pieces import padding_bytes
     from lazyarr.io.writers import writer_for
 
     z = zarr.create_array(
@@ -404,3 +415,38 @@ def test_a_corrupt_checksummed_chunk_read_whole_names_the_chunk(tmp_path):
     with pytest.raises(ValueError, match=r"zarr chunk 'c/1/0' of the store"):
         reader_for(z).read((slice(0, 16), slice(0, 8)))
     np.testing.assert_array_equal(reader_for(z).read((slice(0, 8), slice(0, 8))), a[:8])
+
+
+@pytest.mark.parametrize("layout", ROWS_LAYOUTS)
+@pytest.mark.parametrize("piece", [1 << 20, 24], ids=["pieces", "tiny pieces"])
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_parts_of_chunks_stream_piece_by_piece(tmp_path_factory, layout, piece, data):
+    """Any region of a 1-3-d store (chunks cut on every axis, edge chunks) reads as NumPy
+    slices it, each chunk's part copied out of pieces as the file streams (tiny pieces
+    seek over rows and step over more axes)."""
+    from lazyarr.io import chunk_pieces
+
+    ndim = data.draw(st.integers(1, 3), label="ndim")
+    shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=ndim, max_size=ndim)))
+    chunks = tuple(data.draw(st.integers(1, n + 1)) for n in shape)
+    region = []
+    for n in shape:
+        start = data.draw(st.integers(0, n - 1))
+        region.append(slice(start, data.draw(st.integers(start + 1, n))))
+    a = np.random.default_rng(sum(shape) + len(region)).standard_normal(shape)
+    z = _array(tmp_path_factory.mktemp("parts"), layout, a, chunks, **ROWS_LAYOUTS[layout])
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(chunk_pieces, "PIECE_BYTES", piece)
+        got = reader_for(z).read(tuple(region))
+    np.testing.assert_array_equal(got, a[tuple(region)])
+
+
+@pytest.mark.parametrize("layout", ["zstd", "raw"])
+def test_a_truncated_chunk_read_in_part_names_the_chunk(tmp_path, layout):
+    a = np.random.default_rng(6).random((8, 10))
+    z = _array(tmp_path, layout, a, (8, 10), **ROWS_LAYOUTS[layout])
+    path = Path(z.store.root) / "c" / "0" / "0"
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(ValueError, match=r"zarr chunk 'c/0/0' of the store"):
+        reader_for(z).read((slice(2, 7), slice(3, 9)))  # columns 3..9 of rows 2..7

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr.graph.token import ByToken
-from lazyarr.io.padded_chunks import padding_bytes
+from lazyarr.io.chunk_pieces import padding_bytes
 from lazyarr.io.readers import stored_chunks
 from lazyarr.io.zarr_chunks import chunk_files, gathered_bytes, stream_context_bytes
 

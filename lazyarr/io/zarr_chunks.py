@@ -6,20 +6,21 @@ the first axis (the blocks :func:`~lazyarr.graph.chunks.aligned_chunks`
 chooses), each chunk is one contiguous slab of the block, so its file can be
 decompressed directly into that slab: one pass over the decoded bytes
 instead of three (allocate, decode, copy). Raw and zstd chunks decode as
-their files are read, so no buffer of their encoded bytes is kept. Writing is the mirror image: the
-slab is compressed and written to a temporary file that is renamed over the
-chunk's (every chunk old or new, never half written), and a chunk that is
-all fill value is removed instead when the array does not write empty
-chunks, as zarr does. A chunk that a block needs only part of (a
-region cut by ``isel``, the last chunk of an axis that does not fill it) is
-decoded whole into a per-thread buffer and its part copied, unless the part
-is a run of whole rows of the chunk (cut along the first axis only, as the
-time axis' last chunk is): then only those bytes are decoded, straight into
-the block. Only layouts
-whose bytes are plainly the array's bytes take this way (a local store, C
-order, native byte order, no filters, sharding or transposes, compressed by
-nothing or zstd; blosc for reading); everything else, and writes of part
-of a chunk that is not an edge chunk, go through zarr itself.
+their files are read, so no buffer of their encoded bytes is kept. A chunk
+that a block needs only part of (a region cut by ``isel``, the last chunk of
+an axis that does not fill it) streams through one piece at a time, its part
+copied out (:mod:`.chunk_pieces`); a part that is a run of whole rows (cut
+along the first axis only, as the time axis' last chunk is) decodes straight
+into the block. Writing is the mirror image: the slab is compressed and
+written to a temporary file that is renamed over the chunk's (every chunk old
+or new, never half written), edge chunks padded and chunks cut across a
+block's inner axes gathered piece by piece as they stream, and a chunk that
+is all fill value is removed instead when the array does not write empty
+chunks, as zarr does. Only layouts whose bytes are plainly the array's bytes
+take this way (a local store, C order, native byte order, no filters,
+sharding or transposes, compressed by nothing or zstd; blosc for reading,
+decoded whole); everything else, and writes of part of a chunk that is not an
+edge chunk, go through zarr itself.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .padded_chunks import padded_pieces
+from .chunk_pieces import padded_pieces, piece_bytes, read_part
 
 __all__ = [
     "ChunkFiles",
@@ -110,8 +111,15 @@ class ChunkFiles:
     def _decode_part(
         self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
     ) -> bool:
-        """Decode chunk ``coords`` whole into this thread's chunk buffer and copy its part
-        ``box`` into ``dst`` (False when it has no file)."""
+        """Decode chunk ``coords`` and copy its part ``box`` into ``dst`` (False when it has
+        no file): piece by piece as its file is read where it streams (raw, zstd), else
+        decoded whole into this thread's chunk buffer."""
+        if self.decodes_rows():
+            size = math.prod(self.chunk_shape) * self.dtype.itemsize
+            part = self._box_in_chunk(coords, box)
+            done = self._stream(self.key_of(coords), 0, dst, size, part)
+            if done is not None:
+                return done
         chunk = self._chunk_buffer()
         if not self._decode(coords, chunk):
             return False
@@ -132,15 +140,14 @@ class ChunkFiles:
     def read_buffer_bytes(self, cuts: bool) -> int:
         """Bytes a thread keeps to read chunks: none of the encoded chunk where it streams
         from its file (raw; zstd keeps its window), the encoded chunk otherwise (blosc), and
-        one whole chunk decoded where a block needs part of one (``cuts``)."""
+        where a block needs part of a chunk (``cuts``), one piece of it as it streams
+        (:func:`.chunk_pieces.read_part`) or one whole chunk decoded to copy the part."""
         chunk = math.prod(self.chunk_shape) * self.dtype.itemsize
-        if self.codec is None:
-            own = 0
-        elif self.decodes_rows():
-            own = stream_window_bytes(self.codec, chunk)
-        else:
-            own = chunk
-        return own + (chunk if cuts else 0)
+        if not self.decodes_rows():
+            return chunk * (2 if cuts else 1)
+        own = 0 if self.codec is None else stream_window_bytes(self.codec, chunk)
+        piece = piece_bytes(tuple(self.chunk_shape), self.dtype.itemsize)
+        return own + (0 if not cuts else chunk if piece is None else piece)
 
     def decodes_rows(self) -> bool:
         """Whether rows of a chunk decode alone here (raw chunks, or zstd with ``zstandard``)."""
@@ -158,35 +165,64 @@ class ChunkFiles:
         skip = (box[0].start - coords[0] * self.chunk_shape[0]) * row
         return self._stream(self.key_of(coords), skip, dst, self.chunk_shape[0] * row)
 
-    def _stream(self, key: str, skip: int, dst: np.ndarray, size: int) -> bool:
-        """Decode chunk file ``key`` of ``size`` decoded bytes from byte ``skip`` on into the
-        contiguous ``dst``, straight from the file (raw, or zstd read as it decompresses): no
-        buffer of the encoded chunk (False when it has no file)."""
+    def _stream(
+        self,
+        key: str,
+        skip: int,
+        dst: np.ndarray,
+        size: int,
+        part: tuple[slice, ...] | None = None,
+    ) -> bool | None:
+        """Decode chunk file ``key`` of ``size`` decoded bytes straight from the file (raw,
+        or zstd read as it decompresses: no buffer of the encoded chunk) into ``dst``: from
+        byte ``skip`` on into the contiguous ``dst``, or ``part`` of the chunk (slices from
+        its origin) piece by piece (:func:`.chunk_pieces.read_part`). False when it has no
+        file; None when the part has too many pieces to read this way."""
         try:
             with open(os.path.join(self.root, key), "rb", buffering=0) as f:
-                got = self._stream_from(f, key, skip, memoryview(dst).cast("B"), size)
+                return self._stream_from(f, key, skip, dst, size, part)
         except FileNotFoundError:
             return False
-        if got != dst.nbytes:
-            raise self._corrupt(key, f"holds {got} of the {dst.nbytes} bytes expected")
-        return True
 
-    def _stream_from(self, f: Any, key: str, skip: int, view: memoryview, size: int) -> int:
-        """Bytes of the open chunk file ``f`` decoded into ``view`` from byte ``skip`` on."""
-        if self.codec is None:  # the bytes as they lie in the file
+    def _stream_from(
+        self,
+        f: Any,
+        key: str,
+        skip: int,
+        dst: np.ndarray,
+        size: int,
+        part: tuple[slice, ...] | None,
+    ) -> bool | None:
+        """:meth:`_stream` from the open chunk file ``f``."""
+        raw = self.codec is None
+        if raw:  # the bytes as they lie in the file
             stored = os.fstat(f.fileno()).st_size
             if stored != size:
                 raise self._corrupt(key, f"has {stored} bytes, expected {size}")
-            f.seek(skip)
-            return f.readinto(view)
-        problem = _frame_problem(self.codec, memoryview(f.read(_ZSTD_HEADER)), size)
-        if problem:
-            raise self._corrupt(key, problem)
-        f.seek(0)
+        else:
+            problem = _frame_problem(self.codec, memoryview(f.read(_ZSTD_HEADER)), size)
+            if problem:
+                raise self._corrupt(key, problem)
+            f.seek(0)
         try:
-            return _decode_range(f, skip, view, whole=skip == 0 and len(view) == size)
+            if part is not None:
+                if raw:
+                    return read_part(f, self.chunk_shape, part, dst)
+                with _zstd_reader().stream_reader(f, read_across_frames=False) as stream:
+                    return read_part(stream, self.chunk_shape, part, dst)
+            view = memoryview(dst).cast("B")
+            if raw:
+                f.seek(skip)
+                got = f.readinto(view)
+            else:
+                got = _decode_range(f, skip, view, whole=skip == 0 and len(view) == size)
         except ValueError as e:
             raise self._corrupt(key, str(e)) from e
+        except _zstd_error() as e:  # a frame that does not decode, met part way
+            raise self._corrupt(key, f"does not decode ({e})") from e
+        if got != len(view):
+            raise self._corrupt(key, f"holds {got} of the {len(view)} bytes expected")
+        return True
 
     def _edge(self, coords: tuple[int, ...], box: tuple[slice, ...], shape: tuple) -> bool:
         """``box`` is all of chunk ``coords`` that lies inside an array of ``shape``."""
@@ -229,7 +265,7 @@ class ChunkFiles:
     ) -> None:
         """Store chunk ``coords`` from ``src``: all of it that lies inside the array (an
         edge chunk is padded with the fill value, as zarr stores it), not contiguous in
-        memory. Streamed piece by piece where the codec allows (:mod:`.padded_chunks`),
+        memory. Streamed piece by piece where the codec allows (:mod:`.chunk_pieces`),
         else gathered or padded whole in this thread's chunk buffer."""
         pieces = padded_pieces(src, self.chunk_shape, self.fill_value) if self.streams() else None
         if pieces is None:
@@ -449,6 +485,16 @@ def contiguous(part: np.ndarray, dtype: Any = None) -> np.ndarray:
     out = flat.reshape(part.shape)
     np.copyto(out, part, casting="unsafe")
     return out
+
+
+def _zstd_error() -> type[Exception]:
+    """zstandard's error for a frame that does not decode (a class no call raises, where
+    the package is missing)."""
+    try:
+        import zstandard
+    except ImportError:
+        return type("NoZstdError", (Exception,), {})
+    return zstandard.ZstdError
 
 
 def _zstd_reader() -> Any:

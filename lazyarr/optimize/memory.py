@@ -419,10 +419,11 @@ def _read_buffer(plan: Plan) -> int:
 
 
 def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
-    """Some block of ``expr`` (a read of ``reader``) takes part of a stored chunk that is
-    decoded whole to be copied: a block edge inside a chunk, or a chunk cut by the stored
-    array's edge. Cuts along the first axis alone are not, where the reader decodes a
-    chunk's rows straight into the block (``ZarrReader``: raw or zstd chunks)."""
+    """Some block of ``expr`` (a read of ``reader``) takes part of a stored chunk, copied
+    out of a buffer (a piece as it streams, or the chunk decoded whole): a block edge
+    inside a chunk, or a chunk cut by the stored array's edge. Cuts along the first axis
+    alone are not, where the reader decodes a chunk's rows straight into the block
+    (``ZarrReader``: raw or zstd chunks)."""
     shape = getattr(reader, "shape", None)
     if shape is None or len(shape) != len(chunks) or expr.shape != tuple(shape):
         return True  # a region of the store (pushed-down slicing): any chunk may be cut

@@ -1,4 +1,5 @@
-"""Chunks written piece by piece: an edge chunk padded with the fill value, a chunk gathered.
+"""Chunks in pieces: written padded (an edge chunk) or gathered (a chunk cut across a
+block's inner axes), and read for a part of them, one piece at a time.
 
 zarr stores an edge chunk whole, the part outside the array filled. Padding it
 in a buffer of one whole chunk costs that chunk per writing thread, kept for
@@ -8,7 +9,10 @@ column. A compressor that streams (zstd) or a raw file takes the padded bytes
 in C order instead, a piece of at most 1 MiB of the chunk's inner axes at a
 time: a piece holding part of the data, or fill alone. A chunk cut across a
 block's inner axes (not one slab of the block) is gathered the same way, piece
-by piece, instead of into a buffer of one whole chunk.
+by piece, instead of into a buffer of one whole chunk. Reading the part of a
+chunk that a block needs is the mirror image (:func:`read_part`): the chunk's
+bytes stream through one piece, the part of each copied out, the pieces outside
+the part skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PIECE_BYTES", "padded_pieces", "padding_bytes"]
+__all__ = ["PIECE_BYTES", "padded_pieces", "padding_bytes", "piece_bytes", "read_part"]
 
 PIECE_BYTES = 1 << 20
 """The most bytes of one piece: the slabs are the chunk's inner axes that fit it."""
@@ -45,14 +49,21 @@ def _layout(chunk_shape: tuple[int, ...], itemsize: int) -> tuple[int, int] | No
     return None
 
 
+def piece_bytes(chunk_shape: tuple[int, ...], itemsize: int) -> int | None:
+    """Bytes of one piece of a chunk of ``chunk_shape`` (None: too many pieces, the chunk
+    is handled whole)."""
+    layout = _layout(chunk_shape, itemsize)
+    if layout is None:
+        return None
+    axis, rows = layout
+    return rows * math.prod(chunk_shape[axis + 1 :]) * itemsize
+
+
 def padding_bytes(chunk_shape: tuple[int, ...], itemsize: int) -> int:
     """Bytes a thread keeps to write chunks of ``chunk_shape`` piece by piece: a piece with
     data and a piece of fill (a whole chunk where they are gathered or padded whole)."""
-    layout = _layout(chunk_shape, itemsize)
-    if layout is None:
-        return math.prod(chunk_shape) * itemsize
-    axis, rows = layout
-    return 2 * rows * math.prod(chunk_shape[axis + 1 :]) * itemsize
+    piece = piece_bytes(chunk_shape, itemsize)
+    return math.prod(chunk_shape) * itemsize if piece is None else 2 * piece
 
 
 def _slab(slot: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -101,3 +112,46 @@ def _pieces(
                 piece[...] = fill
             piece[(slice(0, have), *inner)] = src[(*outer, slice(start, start + have))]
             yield memoryview(piece).cast("B")
+
+
+def read_part(
+    stream: Any, chunk_shape: tuple[int, ...], part: tuple[slice, ...], dst: np.ndarray
+) -> bool | None:
+    """Copy ``part`` (slices of steps 1 from the chunk's origin) of the chunk whose bytes
+    ``stream`` gives in C order from its start (``readinto``; ``seek`` forward skips) into
+    ``dst``, one piece at a time: True, or None where the chunk has too many pieces
+    (:data:`MAX_PIECES`: decode it whole instead). A stream that ends before the part
+    does is a ``ValueError``."""
+    layout = _layout(chunk_shape, dst.dtype.itemsize)
+    if layout is None:
+        return None
+    axis, rows = layout
+    shape = (rows, *chunk_shape[axis + 1 :])
+    row_bytes = math.prod(shape[1:]) * dst.dtype.itemsize
+    buf = _slab("part", shape, dst.dtype)
+    inner = part[axis + 1 :]
+    lo, hi = part[axis].start, part[axis].stop
+    at = 0  # bytes of the chunk read or skipped so far
+    for outer in np.ndindex(*(p.stop - p.start for p in part[:axis])):
+        index = tuple(p.start + i for p, i in zip(part[:axis], outer))
+        base = int(np.ravel_multi_index(index, chunk_shape[:axis])) if axis else 0
+        base *= chunk_shape[axis] * row_bytes
+        for start in range(lo - lo % rows, hi, rows):
+            stop = min(start + rows, chunk_shape[axis])
+            begin = base + start * row_bytes
+            if begin > at:
+                stream.seek(begin)
+                at = begin
+            view = memoryview(buf[: stop - start]).cast("B")
+            got = 0
+            while got < len(view):
+                n = stream.readinto(view[got:])
+                if not n:
+                    raise ValueError(f"ends after {at + got} bytes, inside the part read")
+                got += n
+            at += got
+            take = slice(max(lo, start), min(hi, stop))
+            dst[(*outer, slice(take.start - lo, take.stop - lo))] = buf[
+                (slice(take.start - start, take.stop - start), *inner)
+            ]
+    return True
