@@ -56,7 +56,11 @@ def test_speeds_are_kept_per_cluster(dask_ex):
     probes = first.probes
     with (
         distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=1,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=None,  # the scheduler's HTTP routes too: not 8787
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as other,
     ):

@@ -526,7 +526,8 @@ from lazyarr.executors.dask import SchedulerUnreachable
 
 ex = registry.get("dask")  # the executor compute(executor="dask") runs on
 with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="ws://",
-                  dashboard_address=None) as cluster:  # a real websocket scheduler still works
+                  dashboard_address=None, scheduler_kwargs={"dashboard": False,
+                  "dashboard_address": "127.0.0.1:0"}) as cluster:  # a real websocket scheduler
     with la.config.set({"dask.address": cluster.scheduler_address, "dask.timeout": "10s"}):
         assert (la.arange(6, chunks=3) * 2).sum().compute(executor="dask") == 30
     ex.close()
@@ -659,7 +660,11 @@ def test_our_client_closes_quietly_when_the_users_cluster_goes_away(caplog):
     from distributed import LocalCluster
 
     cluster = LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,  # the scheduler's HTTP routes too: not 8787
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
     )
     ex = DaskExecutor()
     try:

@@ -18,7 +18,11 @@ from lazyarr.executors import registry
 def external():
     """A scheduler lazyarr did not start (2 workers x 1 thread on loopback), closed after."""
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,  # and the scheduler's HTTP routes on a free port, not 8787
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
     ) as cluster:
         try:
             yield cluster.scheduler_address
