@@ -467,12 +467,12 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
     est, fits = fitted_estimate(plan, ctx, bounded)
     if fits:
         return est
-    # smaller blocks (in stores chunked as the blocks) shrink the running tasks' working
-    # sets, the chunk buffers and the blocks a worker fetches ahead; not what is held, nor
-    # the bookkeeping
+    # smaller blocks shrink the running tasks' working sets and the blocks a worker fetches
+    # ahead; not what is held, the bookkeeping, nor the chunk buffers (pieces of at most
+    # 1 MiB, zstd's windows and contexts: they follow the stored chunks, if anything)
     threads = 1 if bounded else est.tasks_at_once
-    shrinks = threads * (est.per_task + est.io_buffer) + est.fetched
-    room = ctx.memory_limit - (est.fixed - est.fetched)
+    shrinks = threads * est.per_task + est.fetched
+    room = ctx.memory_limit - (est.fixed - est.fetched) - threads * est.io_buffer
     if est.fanout and est.fanout >= max(est.held / 2, ctx.memory_limit / 8):
         advice = (
             f"{est.fanout:,} bytes are blocks kept for rechunks or transposes that gather "
@@ -492,6 +492,12 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
             f"{format_bytes(est.peak_with(1))}: a larger memory-limit, or a cluster, where "
             "each worker keeps its share"
         )
+    elif room <= 0 and threads * est.io_buffer > est.fixed - est.fetched:
+        advice = (
+            f"the chunk buffers of the stores read and written ({est.io_buffer:,} bytes "
+            "per thread: zstd's window and compressor, pieces of chunks) leave no room: a "
+            "larger memory-limit, or stores with smaller chunks"
+        )
     elif room <= 0 or est.per_task == 0:
         advice = (
             f"the results and held stages alone take {est.held:,} bytes: compute less at "
@@ -502,7 +508,7 @@ def check_memory(plan: Plan, ctx: PassContext, bounded: bool = False) -> MemoryE
         now = largest_block_bytes(_block_that_sizes(plan.stages[est.block_stage]))
         advice = (
             f"blocks of at most about {int(now * scale):,} bytes (now {now:,}; chunks= or "
-            "array.chunk-size), in stores chunked no larger, would fit"
+            "array.chunk-size) would fit"
         )
     raise MemoryLimitError(f"{_blamed(plan, est)}: {est.explain(ctx.memory_limit)}; {advice}")
 

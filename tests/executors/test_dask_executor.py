@@ -566,29 +566,31 @@ def test_results_gathered_over_the_limit_are_refused(dask_ex):
 
 
 def test_a_joined_move_refused_on_a_cluster_asks_for_smaller_blocks(dask_ex, tmp_path):
-    """Row strips of two arrays joined and moved to columns, refused under 4 MiB per worker:
-    the blocks fetched ahead and the chunk buffers overflow, so the refusal sizes the blocks.
-    Before, it blamed the 72 bytes of write counts the plan holds as "stages kept whole" and
-    asked for a larger limit. Column blocks under half the advised size then fit."""
-    a = np.random.default_rng(0).standard_normal((1024, 256))
-    b = np.random.default_rng(1).standard_normal((768, 256))
+    """Row strips of two arrays joined and moved to columns, refused under 16 MiB per worker:
+    the blocks fetched ahead overflow, so the refusal sizes the blocks. Before, it blamed
+    the 72 bytes of write counts the plan holds as "stages kept whole" and asked for a
+    larger limit. Column blocks under half the advised size then fit."""
+    a = np.random.default_rng(0).standard_normal((4096, 512))
+    b = np.random.default_rng(1).standard_normal((3072, 512))
 
     def moved(cols: int) -> la.LazyArray:
-        joined = la.concatenate([la.asarray(a, chunks=(128, 256)), la.asarray(b, chunks=(96, 256))])
+        joined = la.concatenate(
+            [la.asarray(a, chunks=(512, 512)), la.asarray(b, chunks=(384, 512))]
+        )
         return joined.rechunk((-1, cols))
 
-    scratch = {"memory-limit": "4MiB", "temporary-directory": str(tmp_path / "scratch")}
+    scratch = {"memory-limit": "16MiB", "temporary-directory": str(tmp_path / "scratch")}
     with config.set(scratch), pytest.raises(la.MemoryLimitError) as info:
-        la.to_zarr(moved(128), str(tmp_path / "refused.zarr"), executor="dask")
+        la.to_zarr(moved(64), str(tmp_path / "refused.zarr"), executor="dask")
     message = str(info.value)
     assert "kept whole" not in message
     said = re.search(r"blocks of at most about ([\d,]+) bytes \(now ([\d,]+)", message)
     assert said is not None, message
     advised, now = (int(g.replace(",", "")) for g in said.groups())
-    assert now == 1792 * 128 * 8 and 0 < advised < now
-    cols = advised // (1792 * 8) // 2
+    assert now == 7168 * 64 * 8 and 0 < advised < now
+    cols = advised // (7168 * 8) // 2
     with config.set(scratch):
         la.to_zarr(moved(cols), str(tmp_path / "out.zarr"), executor="dask")
-        assert la.last_run().predicted_peak <= 4 * 2**20
+        assert la.last_run().predicted_peak <= 16 * 2**20
     got = zarr.open_array(str(tmp_path / "out.zarr"))[:]
     np.testing.assert_array_equal(got, np.concatenate([a, b]))
