@@ -87,7 +87,10 @@ def _open(system: str, args: dict) -> Any:
             }
         )
         if system == "lazyarr dask":
-            la.dask_client()  # the cluster starts before the timed part
+            # the cluster starts before the timed part, its workers ready for tasks as
+            # lazyarr starts them (Numba's CPU target, task code and zarr imported:
+            # executors/dask_warmup.py), as this process is for Dask's threads
+            la.dask_client()
         # Numba imported and the thread pool started before the timed part, as Dask's
         # scheduler is (the workload's own kernels still load or compile inside it)
         with la.config.set({"numba.compile-threshold": 0}):

@@ -5,7 +5,8 @@ In order: config ``dask.address`` (connect to that scheduler, within
 this session; else a ``LocalCluster`` on loopback (``dask.n-workers``,
 ``dask.threads-per-worker``, ``dask.memory-limit``; worker processes, or
 threads of this process with ``dask.processes: false``; its dashboard at
-``dask.dashboard``, on loopback, its link printed once) that is started once,
+``dask.dashboard``, on loopback, its link printed once; its workers ready for
+tasks before it is handed out, :mod:`.dask_warmup`) that is started once,
 reused by later computes and closed at interpreter exit or by ``close()``;
 it is started again when its workers have stopped for good or a compute on
 it got ``KeyboardInterrupt`` (a terminal's Ctrl-C signals the worker
@@ -37,6 +38,7 @@ from tornado.websocket import WebSocketError
 
 from lazyarr import config
 
+from . import dask_warmup
 from .dask_hosts import group_hosts
 from .malloc import MMAP_THRESHOLD
 from .spawn_guard import check_main_guard
@@ -257,6 +259,11 @@ class ClusterManager:
             client = _OwnClient(cluster, set_as_default=False, timeout=timeout)
         except BaseException:
             cluster.close()
+            raise
+        try:  # workers ready for tasks before the first compute (dask_warmup)
+            dask_warmup.register(client)
+        except BaseException:
+            _close(client, cluster)
             raise
         self._cluster, self._client = cluster, client
         link = dashboard_link(cluster, dashboard)

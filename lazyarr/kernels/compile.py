@@ -50,6 +50,7 @@ __all__ = [
     "Options",
     "clear_memory_cache",
     "compile_kernel",
+    "prepare",
     "stats",
 ]
 
@@ -90,6 +91,18 @@ def _numba() -> Any:
 
         _NUMBA = numba
     return _NUMBA
+
+
+def prepare() -> None:
+    """Import Numba and fill its CPU target's registries, as the first kernel a process
+    compiles or loads from the disk cache would (about 0.3 s): a process that will run
+    kernels (a Dask worker) does it ahead, off the first compute's clock."""
+    _numba()
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    with global_compiler_lock:  # Numba's own compile path refreshes under it
+        cpu_target.target_context.refresh()
 
 
 def _unsupported() -> tuple[type[Exception], ...]:
