@@ -42,7 +42,9 @@ DASK_TEST_FILES = ("test_core.py", "test_xarray.py")
 
 
 def _lazy_from_array(x: Any, chunks: Any = "auto", **_: Any) -> la.LazyArray:
-    return la.from_array(np.asarray(x), chunks=chunks)
+    """``dask.array.from_array``: arrays as they are (a sparse one is read densified, block
+    by block), anything else through NumPy first."""
+    return la.from_array(x if hasattr(x, "shape") else np.asarray(x), chunks=chunks)
 
 
 def _creator(name: str) -> Any:

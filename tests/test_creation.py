@@ -135,6 +135,27 @@ def test_from_dlpack_and_from_array():
     assert_eq(la.from_dlpack(la.asarray(np.arange(3))), np.arange(3))
 
 
+@pytest.mark.parametrize("kind", ["pydata COO", "scipy CSR"])
+def test_a_sparse_array_is_read_densified_block_by_block(kind):
+    """``from_array`` of a sparse array (pydata's ``sparse``, SciPy's): each block is its
+    region densified as it is read (``np.asarray`` refuses a sparse array), so reductions
+    equal NumPy's over the dense values. Before: ``RuntimeError: Cannot convert a sparse
+    array to dense automatically`` (100 of flox's Dask-parametrized sparse tests)."""
+    a = np.random.default_rng(0).random((12, 9))
+    a[a < 0.5] = 0.0
+    if kind == "pydata COO":
+        sparse = pytest.importorskip("sparse")
+        s = sparse.COO.from_numpy(a)
+    else:
+        s = pytest.importorskip("scipy.sparse").csr_matrix(a)
+    x = la.from_array(s, chunks=(5, 4))
+    assert x.chunks == ((5, 5, 2), (4, 4, 1))
+    with la.config.set({"numba.compile-threshold": 0}):  # on every executor
+        assert_eq(x, a)
+        assert_eq(x.sum(axis=1), a.sum(axis=1))
+        assert_eq(la.nanmax(x[3:, 2:], axis=0), a[3:, 2:].max(axis=0))
+
+
 # -- constants --------------------------------------------------------------------------
 
 

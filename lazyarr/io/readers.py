@@ -86,7 +86,11 @@ class ArrayLikeReader(Reader):
         self.token = token or _zarr_token(obj) or f"array-like:{uuid.uuid4().hex}"
 
     def read(self, where: tuple[slice, ...]) -> np.ndarray:
-        return np.asarray(self.obj[where])
+        part = self.obj[where]
+        densify = getattr(part, "todense", None)  # sparse arrays (pydata, SciPy) refuse
+        if densify is not None and not isinstance(part, np.ndarray):  # np.asarray:
+            part = densify()  # lazyarr's blocks are dense, each made as it is read
+        return np.asarray(part)
 
     def describe(self) -> str:
         return f"{type(self.obj).__module__}.{type(self.obj).__name__} {self.shape}"

@@ -117,7 +117,9 @@ def from_array(x: Any, chunks: Any = "auto", *, name: str | None = None) -> Lazy
     Stored arrays (zarr arrays, h5py datasets, netCDF4 variables: anything with
     ``shape``, ``dtype`` and ``__getitem__`` that is not a NumPy array) are
     never read here: each block is read when it runs, in blocks that are
-    multiples of the storage's chunks unless ``chunks`` says otherwise.
+    multiples of the storage's chunks unless ``chunks`` says otherwise. A
+    sparse array (pydata's ``sparse``, SciPy's) is read the same way, each
+    block densified as it is read (lazyarr's blocks are dense NumPy arrays).
     ``name``: what plan pictures call it (as ``x.rename(name)``).
     """
     if is_dask_array(x):
