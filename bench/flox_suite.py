@@ -10,8 +10,11 @@ Dask run (those marked ``requires_dask``); the others never see a chunked array.
 
 flox's tests are not in its wheel: pass a checkout's ``tests`` folder
 (``git clone https://github.com/xarray-contrib/flox``, the tag of the installed
-version) with ``--tests`` or ``FLOX_TESTS``. Prints the pass count and the
-failures grouped by their error; ``--json`` writes them.
+version) with ``--tests`` or ``FLOX_TESTS``; without either, the tests of the
+installed version's source distribution are fetched from the package index
+(``PIP_INDEX_URL``, else PyPI; its sha256 checked) into the temporary directory
+once (:func:`flox_tests`). Prints the pass count and the failures grouped by
+their error; ``--json`` writes them.
 
     python bench/flox_suite.py --tests ~/src/flox/tests [-k groupby_reduce] [--json out.json]
 """
@@ -20,12 +23,18 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
+import io
 import json
 import os
+import re
 import shutil
 import sys
+import tarfile
 import tempfile
 import types
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +44,7 @@ import pytest
 
 import lazyarr as la
 
-__all__ = ["DASK_TEST_FILES", "LazyDaskArray", "LazyarrForDask", "run"]
+__all__ = ["DASK_TEST_FILES", "LazyDaskArray", "LazyarrForDask", "flox_tests", "run"]
 
 DASK_TEST_FILES = ("test_core.py", "test_xarray.py")
 """flox's test modules with Dask-parametrized tests (the others never make a Dask array)."""
@@ -163,9 +172,49 @@ def run(
     return int(code), plugin
 
 
+def flox_tests(given: str | None = None) -> Path:
+    """flox's tests folder: ``given`` (or ``FLOX_TESTS``) where it holds them, else those
+    of the installed flox's source distribution, fetched from the package index once and
+    kept under the temporary directory. ``OSError`` when it cannot be had."""
+    given = given or os.environ.get("FLOX_TESTS")
+    if given:
+        if not (Path(given) / "test_core.py").exists():
+            raise OSError(f"{given} is not flox's tests folder (no test_core.py)")
+        return Path(given)
+    import flox
+
+    version = flox.__version__
+    folder = Path(tempfile.gettempdir()) / f"lazyarr-flox-tests-{version}"
+    if (folder / "tests" / "test_core.py").exists():
+        return folder / "tests"
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    name = f"flox-{version}.tar.gz"
+    with urllib.request.urlopen(f"{index}/flox/", timeout=30) as page:
+        links = re.findall(
+            rf'href="([^"]*/{re.escape(name)}#sha256=([0-9a-f]+))"', page.read().decode()
+        )
+    if not links:
+        raise OSError(f"{index}/flox/ lists no {name}")
+    url, digest = links[0]
+    with urllib.request.urlopen(urllib.parse.urljoin(f"{index}/flox/", url), timeout=120) as f:
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise OSError(f"{name} from {index} does not match its sha256")
+    staging = Path(tempfile.mkdtemp(prefix="lazyarr-flox-", dir=folder.parent))
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = [m for m in archive.getmembers() if m.name.startswith(f"flox-{version}/tests/")]
+        archive.extractall(staging, members=members, filter="data")
+    (staging / f"flox-{version}" / "tests").rename(staging / "tests")
+    try:
+        staging.rename(folder)  # whole or not at all; another process may have won
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder / "tests"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", default=os.environ.get("FLOX_TESTS"), help="flox's tests/")
+    parser.add_argument("--tests", help="flox's tests/ (default: FLOX_TESTS, else fetched)")
     parser.add_argument("--json", help="write the counts and grouped failures here")
     parser.add_argument("-k", help="pytest -k expression (a subset)")
     parser.add_argument(
@@ -175,10 +224,12 @@ def main() -> None:
         "--dask", action="store_true", help="the baseline: the same tests on Dask arrays"
     )
     args = parser.parse_args()
-    if not args.tests or not (Path(args.tests) / "test_core.py").exists():
-        sys.exit("give flox's tests folder (--tests or FLOX_TESTS): a checkout's tests/")
+    try:
+        tests = flox_tests(args.tests)
+    except OSError as e:
+        sys.exit(f"flox's tests: {e} (give a checkout's tests/ with --tests or FLOX_TESTS)")
     extra = ["-k", args.k] if args.k else []
-    _, plugin = run(Path(args.tests), extra, args.every, lazy=not args.dask)
+    _, plugin = run(tests, extra, args.every, lazy=not args.dask)
     counts = dict(plugin.outcomes)
     ran = counts.get("passed", 0) + counts.get("failed", 0) + counts.get("error", 0)
     share = counts.get("passed", 0) / ran if ran else 0.0

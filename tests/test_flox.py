@@ -3,14 +3,14 @@
 flox claims every Dask collection, and lazy arrays are Dask collections: its Dask
 path takes them as they are. Results are compared with flox over the same NumPy
 data. xarray's groupby over lazy arrays stays lazy (xarray's own groupby, not flox's
-Dask path, which would return a Dask array). When ``FLOX_TESTS`` names a checkout's
-``tests`` folder, a sample of flox's own Dask-parametrized tests runs with lazy
-arrays too (``bench/flox_suite.py`` runs all of them).
+Dask path, which would return a Dask array). A sample of flox's own
+Dask-parametrized tests runs with lazy arrays too (from ``FLOX_TESTS``, a checkout's
+``tests`` folder, else fetched from flox's source distribution;
+``bench/flox_suite.py`` runs all of them).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -82,18 +82,19 @@ def test_xarray_groupby_over_lazy_arrays_stays_lazy_with_flox_installed():
 
 def test_a_sample_of_floxs_own_suite_passes_with_lazy_arrays():
     """Every 200th Dask-parametrized test of flox's test_core.py and test_xarray.py (about
-    75), where FLOX_TESTS names them: each that passes on Dask passes with lazy arrays (on
-    Dask some fail for want of optional packages, such as ``sparse``)."""
-    folder = os.environ.get("FLOX_TESTS")
-    if not folder or not (Path(folder) / "test_core.py").exists():
-        pytest.skip("FLOX_TESTS does not name flox's tests folder (a checkout's tests/)")
+    75; FLOX_TESTS names them, else they are fetched from flox's source distribution):
+    each that passes on Dask passes with lazy arrays."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     try:
-        from flox_suite import run
+        from flox_suite import flox_tests, run
     finally:
         sys.path.pop(0)
-    _, lazy = run(Path(folder), [], every=200)
-    _, dask = run(Path(folder), [], every=200, lazy=False)
+    try:
+        folder = flox_tests()
+    except OSError as e:  # no checkout named and no package index to fetch them from
+        pytest.skip(f"flox's tests: {e}")
+    _, lazy = run(folder, [], every=200)
+    _, dask = run(folder, [], every=200, lazy=False)
     failed_on_dask = {i for ids in dask.failures.values() for i in ids}
     only_lazy = {m: [i for i in ids if i not in failed_on_dask] for m, ids in lazy.failures.items()}
     assert lazy.outcomes["passed"] >= 20 and not any(only_lazy.values()), only_lazy
