@@ -114,7 +114,7 @@ class ChunkFiles:
         """Decode chunk ``coords`` and copy its part ``box`` into ``dst`` (False when it has
         no file): piece by piece as its file is read where it streams (raw, zstd), else
         decoded whole into this thread's chunk buffer."""
-        if self.decodes_rows():
+        if self.streams():
             size = math.prod(self.chunk_shape) * self.dtype.itemsize
             part = self._box_in_chunk(coords, box)
             done = self._stream(self.key_of(coords), 0, dst, size, part)
@@ -132,7 +132,7 @@ class ChunkFiles:
         """``box`` is a run of whole rows (first-axis slices) of chunk ``coords``: one
         contiguous range of its bytes, which ``dst`` takes whole and in order, and which
         :meth:`_decode_rows` can decode alone."""
-        if not (dst.flags.c_contiguous and dst.dtype == self.dtype and self.decodes_rows()):
+        if not (dst.flags.c_contiguous and dst.dtype == self.dtype and self.streams()):
             return False
         inner = self._box_in_chunk(coords, box)[1:]
         return all(b.start == 0 and b.stop == c for b, c in zip(inner, self.chunk_shape[1:]))
@@ -143,17 +143,11 @@ class ChunkFiles:
         where a block needs part of a chunk (``cuts``), one piece of it as it streams
         (:func:`.chunk_pieces.read_part`) or one whole chunk decoded to copy the part."""
         chunk = math.prod(self.chunk_shape) * self.dtype.itemsize
-        if not self.decodes_rows():
+        if not self.streams():
             return chunk * (2 if cuts else 1)
         own = 0 if self.codec is None else stream_window_bytes(self.codec, chunk)
         piece = piece_bytes(tuple(self.chunk_shape), self.dtype.itemsize)
         return own + (0 if not cuts else chunk if piece is None else piece)
-
-    def decodes_rows(self) -> bool:
-        """Whether rows of a chunk decode alone here (raw chunks, or zstd with ``zstandard``)."""
-        if self.codec is None:
-            return True
-        return type(self.codec).__name__ == "Zstd" and _zstd_reader() is not None
 
     def _decode_rows(
         self, coords: tuple[int, ...], box: tuple[slice, ...], dst: np.ndarray
@@ -255,7 +249,7 @@ class ChunkFiles:
         """Store chunk ``coords`` from the contiguous whole chunk ``src``."""
         if self._removed_if_empty(coords, src):
             return
-        if self.codec is not None and _zstd_stream(self.codec) is None:
+        if not self.streams():
             self._store(coords, src.nbytes, [self.codec.encode(src)], encoded=True)
         else:
             self._store(coords, src.nbytes, [memoryview(src).cast("B")])
@@ -276,8 +270,9 @@ class ChunkFiles:
             self._store(coords, size, pieces)
 
     def streams(self) -> bool:
-        """Chunks are written as their bytes come (raw, or zstd through ``zstandard``), so an
-        edge chunk is padded slab by slab, not in a whole chunk."""
+        """Chunk files are read and written as their bytes come (raw, or zstd through
+        ``zstandard``): a chunk decodes straight from its file (its rows alone, or a part
+        piece by piece), and an edge chunk is padded piece by piece, not in a whole chunk."""
         return self.codec is None or _zstd_stream(self.codec) is not None
 
     def _removed_if_empty(self, coords: tuple[int, ...], src: np.ndarray) -> bool:
@@ -313,22 +308,18 @@ class ChunkFiles:
                 os.remove(partial)
 
     def _decode(self, coords: tuple[int, ...], dst: np.ndarray) -> bool:
-        """Decode chunk ``coords`` into ``dst`` (False when it has no file: a fill value).
+        """Decode chunk ``coords`` into the contiguous ``dst`` (False when it has no file: a
+        fill value).
 
         A chunk that decodes to another length than ``dst``, or fails to decode
         (truncated, corrupt), is a ``ValueError`` naming the store and the chunk key.
         """
-        if self.decodes_rows() and dst.flags.c_contiguous:
+        if self.streams():
             return self._stream(self.key_of(coords), 0, dst, dst.nbytes)
-        key = self.key_of(coords)
+        key = self.key_of(coords)  # a codec that decodes whole chunks only (blosc)
         raw = self._encoded(key)
         if raw is None:
             return False
-        if self.codec is None:
-            if len(raw) != dst.nbytes:
-                raise self._corrupt(key, f"has {len(raw)} bytes, expected {dst.nbytes}")
-            dst.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
-            return True
         problem = _frame_problem(self.codec, raw, dst.nbytes)
         if problem:
             raise self._corrupt(key, problem)
@@ -513,13 +504,13 @@ _ZSTD_HEADER = 18
 """The most bytes of a zstd frame header: magic, descriptor, window, dictionary id, size."""
 
 
-def _decode_range(raw: Any, skip: int, dst: memoryview, whole: bool = False) -> int:
-    """Decode the zstd frame in ``raw`` (bytes, or a file read as it decompresses) from byte
-    ``skip`` of its content into ``dst`` (as many bytes as ``dst`` takes); returns how many
-    it got. ``whole``: ``dst`` takes all of the content, so the frame is read to its end
-    (its checksum checked, no bytes beyond ``dst``)."""
+def _decode_range(f: Any, skip: int, dst: memoryview, whole: bool = False) -> int:
+    """Decode the zstd frame in the file ``f`` (read as it decompresses) from byte ``skip``
+    of its content into ``dst`` (as many bytes as ``dst`` takes); returns how many it got.
+    ``whole``: ``dst`` takes all of the content, so the frame is read to its end (its
+    checksum checked, no bytes beyond ``dst``)."""
     try:
-        with _zstd_reader().stream_reader(raw, read_across_frames=False) as stream:
+        with _zstd_reader().stream_reader(f, read_across_frames=False) as stream:
             if skip:
                 stream.seek(skip)
             got = 0

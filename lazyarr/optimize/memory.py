@@ -407,7 +407,7 @@ def _read_buffer(plan: Plan) -> int:
             if chunks:
                 cuts = _cuts_chunks(reader, chunks, m)
                 files = getattr(reader, "files", None)
-                if files is not None and hasattr(files, "read_buffer_bytes"):
+                if files is not None:  # a zarr array's chunk files (ZarrReader)
                     read = max(read, files.read_buffer_bytes(cuts))
                 else:
                     chunk = math.prod(chunks) * m.dtype.itemsize
@@ -432,7 +432,7 @@ def _cuts_chunks(reader: object, chunks: tuple[int, ...], expr: Expr) -> bool:
         for n, c, bs in zip(shape, chunks, expr.chunks)
     ]
     files = getattr(reader, "files", None)
-    if any(cut[1:]) or files is None or not files.decodes_rows():
+    if any(cut[1:]) or files is None or not files.streams():
         return any(cut)
     return False
 
