@@ -24,13 +24,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PIECE_BYTES", "padded_pieces", "padding_bytes", "piece_bytes", "read_part"]
+__all__ = ["PIECE_BYTES", "padded_pieces", "padding_bytes", "piece_bytes", "read_part", "read_into"]
 
 PIECE_BYTES = 1 << 20
 """The most bytes of one piece: the slabs are the chunk's inner axes that fit it."""
 
 MAX_PIECES = 1 << 16
-"""More pieces than this (a chunk of small inner axes, or of many rows): padded whole."""
+"""More pieces than this (a chunk of small inner axes, or of many rows): the chunk is
+padded, gathered or decoded whole instead."""
 
 _BUFFERS = threading.local()
 
@@ -143,15 +144,24 @@ def read_part(
                 stream.seek(begin)
                 at = begin
             view = memoryview(buf[: stop - start]).cast("B")
-            got = 0
-            while got < len(view):
-                n = stream.readinto(view[got:])
-                if not n:
-                    raise ValueError(f"ends after {at + got} bytes, inside the part read")
-                got += n
+            got = read_into(stream, view)
+            if got < len(view):
+                raise ValueError(f"ends after {at + got} bytes, inside the part read")
             at += got
             take = slice(max(lo, start), min(hi, stop))
             dst[(*outer, slice(take.start - lo, take.stop - lo))] = buf[
                 (slice(take.start - start, take.stop - start), *inner)
             ]
     return True
+
+
+def read_into(stream: Any, view: memoryview) -> int:
+    """Fill ``view`` from ``stream`` (``readinto`` may give less than asked); the bytes it
+    got, fewer where the stream ended."""
+    got = 0
+    while got < len(view):
+        n = stream.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .chunk_pieces import padded_pieces, piece_bytes, read_part
+from .chunk_pieces import padded_pieces, piece_bytes, read_into, read_part
 
 __all__ = [
     "ChunkFiles",
@@ -513,12 +513,7 @@ def _decode_range(f: Any, skip: int, dst: memoryview, whole: bool = False) -> in
         with _zstd_reader().stream_reader(f, read_across_frames=False) as stream:
             if skip:
                 stream.seek(skip)
-            got = 0
-            while got < len(dst):
-                n = stream.readinto(dst[got:])
-                if n == 0:
-                    break
-                got += n
+            got = read_into(stream, dst)
             if whole and got == len(dst) and stream.read(1):
                 raise ValueError("decodes to more bytes than its chunk holds")
     except ValueError:
