@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import copy
 import hashlib
 import io
 import json
@@ -35,6 +37,7 @@ import tempfile
 import types
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +167,33 @@ def run(
         args = [*files, "-q", "-p", "no:cacheprovider", "-W", "ignore", *extra]
         before = set(sys.modules)
         try:
-            code = pytest.main(args, plugins=[plugin])
+            with _settings_kept():
+                code = pytest.main(args, plugins=[plugin])
         finally:  # flox's test package is imported afresh by the next run
             for name in set(sys.modules) - before:
                 if name == "tests" or name.startswith("tests."):
                     del sys.modules[name]
     return int(code), plugin
+
+
+@contextlib.contextmanager
+def _settings_kept() -> Iterator[None]:
+    """Put back xarray's options, Dask's config and NumPy's error handling as they were:
+    flox's test_xarray.py sets ``use_flox=False`` (and a synchronous Dask scheduler) for
+    the whole process when it is imported, which changed later tests' references."""
+    import xarray as xr
+    from xarray.core.options import OPTIONS
+
+    options, config, errors = dict(OPTIONS), copy.deepcopy(dask.config.config), np.geterr()
+    try:
+        yield
+    finally:
+        changed = {k: v for k, v in options.items() if OPTIONS.get(k) != v}
+        if changed:
+            xr.set_options(**changed)
+        dask.config.config.clear()
+        dask.config.config.update(config)
+        np.seterr(**errors)
 
 
 def flox_tests(given: str | None = None) -> Path:

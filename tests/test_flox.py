@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dask import config as dask_config
 
 import lazyarr as la
 
@@ -93,8 +94,13 @@ def test_a_sample_of_floxs_own_suite_passes_with_lazy_arrays():
         folder = flox_tests()
     except OSError as e:  # no checkout named and no package index to fetch them from
         pytest.skip(f"flox's tests: {e}")
+    options, scheduler = dict(xr.core.options.OPTIONS), dask_config.get("scheduler", None)
     _, lazy = run(folder, [], every=200)
     _, dask = run(folder, [], every=200, lazy=False)
+    # flox's test_xarray.py sets use_flox=False and a sync scheduler when imported: the
+    # later tests in this process must not see them
+    assert dict(xr.core.options.OPTIONS) == options
+    assert dask_config.get("scheduler", None) == scheduler
     failed_on_dask = {i for ids in dask.failures.values() for i in ids}
     only_lazy = {m: [i for i in ids if i not in failed_on_dask] for m, ids in lazy.failures.items()}
     assert lazy.outcomes["passed"] >= 20 and not any(only_lazy.values()), only_lazy
