@@ -8,12 +8,15 @@ them to the scheduler at once (``Client.get`` on a ``HighLevelGraph``, one
 Worker restrictions are per task, and Dask applies annotations per layer
 of a ``HighLevelGraph`` (the scheduler spreads a layer's annotations over
 its keys): the tasks are grouped into one layer per restriction, each
-``(worker address, others allowed, priority)``, annotated ``{"workers":
+``(worker address, others allowed)``, annotated ``{"workers":
 [address]}`` plus ``"allow_other_workers": True`` when others may take
-over, like ``client.submit(..., workers=[address], allow_other_workers=...)``,
-and ``{"priority": p}`` where ``p`` is not 0 (Dask runs the ready tasks of a
-higher priority first); tasks without a worker or priority go to an
-unannotated layer.
+over, like ``client.submit(..., workers=[address], allow_other_workers=...)``;
+tasks without a worker go to an unannotated layer. Priorities differ from
+task to task (a depth-first order gives each its own): a layer whose tasks
+have them is annotated ``{"priority": f}``, where ``f`` is a
+:class:`KeyPriorities`, which the scheduler calls with each key of the layer
+(Dask runs the ready tasks of a higher priority first; a key without one
+keeps Dask's own order).
 
 Arguments that are futures (blocks scattered or persisted earlier) become
 references (``TaskRef``) to their keys, which the scheduler already holds:
@@ -33,11 +36,26 @@ from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from dask.task_spec import Task, TaskRef
 from distributed import Client, Future
 
-__all__ = ["DaskGraph"]
+__all__ = ["DaskGraph", "KeyPriorities"]
 
-Group = tuple[str | None, bool, int]
-"""A layer's restriction: (worker address or None, whether other workers may run it,
-priority)."""
+Group = tuple[str | None, bool]
+"""A layer's restriction: (worker address or None, whether other workers may run it)."""
+
+
+class KeyPriorities:
+    """A layer's ``priority`` annotation: each key's priority (None for a key without one, so
+    the scheduler annotates only the keys that have one)."""
+
+    def __init__(self, priorities: dict[str, int]) -> None:
+        self.priorities = priorities
+
+    def __call__(self, key: str) -> int | None:
+        return self.priorities.get(key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyPriorities) and other.priorities == self.priorities
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class DaskGraph:
@@ -47,6 +65,7 @@ class DaskGraph:
         self.name = name
         self._layers: dict[Group, dict[str, Task]] = {}
         self._group_of: dict[str, Group] = {}
+        self._priority: dict[Group, dict[str, int]] = {}
         self._futures: dict[str, Future] = {}  # inputs from earlier: alive until sent
 
     def __len__(self) -> int:
@@ -73,10 +92,18 @@ class DaskGraph:
         """
         if key in self._group_of:
             raise ValueError(f"task {key!r} is already in the graph")
-        group = (worker, bool(loose), priority) if worker else (None, False, priority)
+        group = (worker, bool(loose)) if worker else (None, False)
         self._layers.setdefault(group, {})[key] = Task(key, fn, *map(self._ref, args))
         self._group_of[key] = group
+        if priority:
+            self._priority.setdefault(group, {})[key] = priority
         return TaskRef(key)
+
+    def inline(self, fn: Callable[..., Any], *args: Any) -> Task:
+        """``fn(*args)`` as a task without a key of its own, to pass as an argument of one
+        other task: the scheduler sees only that task, which computes this one first (its
+        dependencies become the outer task's), and its value is never stored."""
+        return Task(None, fn, *map(self._ref, args))
 
     def _ref(self, arg: Any) -> Any:
         if isinstance(arg, Future):  # a ``TaskRef`` too; sent as a plain reference
@@ -91,14 +118,14 @@ class DaskGraph:
         deps: dict[str, set[str]] = {}
         for group, tasks in self._layers.items():
             name = names[group]
-            worker, loose, priority = group
+            worker, loose = group
             annotations: dict[str, Any] = {}
             if worker is not None:
                 annotations["workers"] = [worker]
                 if loose:
                     annotations["allow_other_workers"] = True
-            if priority:
-                annotations["priority"] = priority
+            if group in self._priority:
+                annotations["priority"] = KeyPriorities(self._priority[group])
             layers[name] = MaterializedLayer(tasks, annotations=annotations or None)
             deps[name] = {
                 names[self._group_of[d]]
@@ -109,9 +136,9 @@ class DaskGraph:
         return HighLevelGraph(layers, deps)
 
     def _layer_name(self, group: Group) -> str:
-        worker, loose, priority = group
+        worker, loose = group
         where = "any" if worker is None else f"{worker}-{'soft' if loose else 'hard'}"
-        return f"{self.name}-{where}" + (f"-p{priority}" if priority else "")
+        return f"{self.name}-{where}"
 
     def send(self, client: Client, keys: Sequence[str]) -> dict[str, Future]:
         """Send the graph in one message; futures of ``keys`` (tasks of this graph).

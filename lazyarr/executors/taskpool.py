@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.optimize.schedule import depth_first_ranks
-from lazyarr.optimize.tasks import COMBINE, FINALIZE, TaskGraph, TaskKind
+from lazyarr.optimize.schedule import ready_priorities
+from lazyarr.optimize.tasks import TaskGraph, TaskKind
 
 from .base import Progress
 
@@ -75,10 +75,13 @@ class _State:
         self.block_count = blocks
         self.ticks = graph.progress_blocks()  # what the progress bar counts per task
         self.ticks_done = 0
-        # the deepest stage's ready task first streams a chain block by block; where a task
-        # reads two stored stages, a depth-first walk from the outputs (schedule.py)
-        self.rank = depth_first_ranks(graph)
-        self.ready: list[tuple[int, int, int]] = []
+        # the schedule's ready order (deepest stage first, or a depth-first walk from the
+        # outputs where a task reads two stored stages: schedule.py), lower keys first
+        order = graph.schedule.ready if graph.schedule is not None else None
+        if order is None:
+            order = ready_priorities(graph)
+        self.key = (-order).tolist()
+        self.ready: list[tuple[int, int]] = []
         for tid in range(n):
             if self.waiting[tid] == 0:
                 self.push(tid)
@@ -102,12 +105,12 @@ class _State:
             return False
         if self.need is None or self.running == 0:
             return True
-        cost = self.need[self.tasks[self.ready[0][2]].stage]
+        cost = self.need[self.tasks[self.ready[0][1]].stage]
         return self.in_flight + cost <= self.budget
 
     def start(self) -> int:
         """Take the next ready task (the lock is held)."""
-        tid = heapq.heappop(self.ready)[2]
+        tid = heapq.heappop(self.ready)[1]
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
         if self.need is not None:
@@ -121,12 +124,7 @@ class _State:
             self.in_flight -= self.need[self.tasks[tid].stage]
 
     def push(self, tid: int) -> None:
-        task = self.tasks[tid]
-        final = task.kind in (FINALIZE, COMBINE)
-        if self.rank is not None:  # a combine frees its parts: first, whatever its rank
-            heapq.heappush(self.ready, (0 if final else 1, self.rank[tid], tid))
-            return
-        heapq.heappush(self.ready, (-task.stage, 0 if final else 1, tid))
+        heapq.heappush(self.ready, (self.key[tid], tid))
 
     def complete(self, tid: int, value: Any, seconds: float) -> None:
         """Record a finished task (the lock is held)."""
@@ -213,7 +211,7 @@ def run_graph(
     n = len(graph.tasks)
     if pool is None:
         for _ in range(n):
-            tid = heapq.heappop(state.ready)[2]
+            tid = heapq.heappop(state.ready)[1]
             t0 = time.perf_counter()
             value = run(tid)
             state.complete(tid, value, time.perf_counter() - t0)

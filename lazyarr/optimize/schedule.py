@@ -10,14 +10,18 @@ for every executor:
 * ``barriers``: groups of tasks that must all finish before any task of a
   given set may start (``waits[task]`` names its barrier);
 * ``after``: a task that must finish before this one starts on the same
-  worker (chains that run one at a time per worker).
+  worker (chains that run one at a time per worker);
+* ``ready``: the order of ready tasks where no op orders them
+  (:func:`ready_priorities`), every executor's default.
 
 The dask executor translates them into priorities and token tasks; the numba
 executor runs in one process with its tasks bounded by bytes, where the
 order of ready tasks already keeps one exchange block in flight per thread.
 
-Where nothing asks for order, the numba executor takes the deepest stage's
-ready task first, so a chain of stages streams block by block. That order
+Where nothing asks for order, a worker takes the deepest stage's ready task
+first, so a chain of stages streams block by block (the numba pool, and the
+dask executor through priorities: in Dask's own order a worker ran a staged
+pencil rechunk's reads ahead of their writes, 3.7 blocks waiting). That order
 fails where a task reads blocks of two stored stages (``a + c`` of two
 ``map_blocks`` results): the later stage ran whole before the earlier one
 began, and every one of its blocks waited (a 400 MiB limit, 5 GiB held).
@@ -37,20 +41,43 @@ from __future__ import annotations
 
 import numpy as np
 
+from lazyarr.optimize.placement.planner import gathers
 from lazyarr.optimize.plan import Stage
 from lazyarr.optimize.tasks import Schedule, Task, TaskGraph, TaskKind
 
-__all__ = ["Schedule", "depth_first_ranks", "schedule"]
+__all__ = ["Schedule", "depth_first_ranks", "ready_priorities", "schedule"]
 
 
 def schedule(graph: TaskGraph) -> Schedule:
-    """The order facts the ops of ``graph``'s stages ask for."""
+    """The order facts the ops of ``graph``'s stages ask for, and the ready order."""
+    out = _ordered(graph)
+    out.ready = ready_priorities(graph, ordered=bool(out.priority))
+    return out
+
+
+def ready_priorities(graph: TaskGraph, ordered: bool = False) -> np.ndarray:
+    """Each task's rank among a worker's ready tasks, higher first: the deepest stage first
+    (a chain of stages streams block by block), a combine or finalize before the other tasks
+    of its stage (it frees its parts); where a task reads blocks of two stored stages, the
+    depth-first walk from the outputs (:func:`depth_first_ranks`), combines and finalizes
+    still first. ``ordered``: an op ordered some tasks (the stage order for the others)."""
+    tasks = graph.tasks
+    n = len(tasks)
+    final = np.fromiter((t.kind in _FREES_PARTS for t in tasks), np.int64, n)
+    rank = None if ordered else depth_first_ranks(graph)
+    if rank is None:
+        stage = np.fromiter((t.stage for t in tasks), np.int64, n)
+        return 2 * stage + final
+    return (n - 1 - np.asarray(rank, np.int64)) + n * final
+
+
+_FREES_PARTS = frozenset({TaskKind.COMBINE, TaskKind.FINALIZE})
+
+
+def _ordered(graph: TaskGraph) -> Schedule:
+    """The facts of the stages whose op orders its tasks (the sample sort's exchange)."""
     out = Schedule()
-    ordered = {
-        si
-        for si, s in enumerate(graph.stages)
-        if s.kind == "reduce" and getattr(s.expr.op, "gathers", False)
-    }
+    ordered = {si for si, s in enumerate(graph.stages) if gathers(s)}
     if not ordered:
         return out
     priorities = {si: _Priorities(graph.stages[si]) for si in ordered}

@@ -154,6 +154,9 @@ class Schedule:
     """Task id -> index in ``barriers`` of the tasks it waits for."""
     after: dict[int, int] = dataclasses.field(default_factory=dict)
     """Task id -> the task (same worker) that must finish before it starts."""
+    ready: np.ndarray | None = None
+    """Per task id, the order a worker takes its ready tasks in (higher first) where no op
+    ordered them (``priority`` empty): every executor's default order."""
 
     def priority_of(self, tid: int) -> int:
         return self.priority.get(tid, 0)

@@ -567,9 +567,9 @@ def test_results_gathered_over_the_limit_are_refused(dask_ex):
 
 def test_a_joined_move_refused_on_a_cluster_asks_for_smaller_blocks(dask_ex, tmp_path):
     """Row strips of two arrays joined and moved to columns, refused under 16 MiB per worker:
-    the blocks fetched ahead overflow, so the refusal sizes the blocks. Before, it blamed
-    the 72 bytes of write counts the plan holds as "stages kept whole" and asked for a
-    larger limit. Column blocks under half the advised size then fit."""
+    a column block overflows, so the refusal sizes the blocks. Before, it blamed the 72
+    bytes of write counts the plan holds as "stages kept whole" and asked for a larger
+    limit. Column blocks under half the advised size then fit."""
     a = np.random.default_rng(0).standard_normal((4096, 512))
     b = np.random.default_rng(1).standard_normal((3072, 512))
 
@@ -581,13 +581,13 @@ def test_a_joined_move_refused_on_a_cluster_asks_for_smaller_blocks(dask_ex, tmp
 
     scratch = {"memory-limit": "16MiB", "temporary-directory": str(tmp_path / "scratch")}
     with config.set(scratch), pytest.raises(la.MemoryLimitError) as info:
-        la.to_zarr(moved(64), str(tmp_path / "refused.zarr"), executor="dask")
+        la.to_zarr(moved(256), str(tmp_path / "refused.zarr"), executor="dask")
     message = str(info.value)
     assert "kept whole" not in message
     said = re.search(r"blocks of at most about ([\d,]+) bytes \(now ([\d,]+)", message)
     assert said is not None, message
     advised, now = (int(g.replace(",", "")) for g in said.groups())
-    assert now == 7168 * 64 * 8 and 0 < advised < now
+    assert now == 7168 * 256 * 8 and 0 < advised < now
     cols = advised // (7168 * 8) // 2
     with config.set(scratch):
         la.to_zarr(moved(cols), str(tmp_path / "out.zarr"), executor="dask")

@@ -27,6 +27,7 @@ from lazyarr.executors import dask_stats, dask_tasks
 from lazyarr.executors.dask_batches import plan_batches
 from lazyarr.executors.dask_graph import DaskGraph
 from lazyarr.executors.dask_run import progress_ticks
+from lazyarr.optimize.fanout import handed_off
 from lazyarr.optimize.lower import lower
 from lazyarr.optimize.placement import combine_schedule, host_ids
 from lazyarr.optimize.placement.planner import fan_in
@@ -63,18 +64,23 @@ def test_tasks_are_grouped_into_one_annotated_layer_per_restriction():
     assert vals == {"a": -1, "b": 1, "c": 0, "d": 0}
 
 
-def test_a_priority_is_a_layer_annotation_of_its_own():
+def test_priorities_are_per_key_in_their_layers_annotation():
+    """One layer per restriction, whatever the priorities (a depth-first order gives each
+    task its own); the scheduler calls the annotation with each key (None: Dask's order)."""
     g = DaskGraph("t")
     g.add("a", operator.neg, 1, worker="tcp://w:1", loose=False, priority=2)
     g.add("b", operator.neg, 1, worker="tcp://w:1", loose=False)
+    g.add("e", operator.neg, 1, worker="tcp://w:1", loose=False, priority=5)
     g.add("c", operator.neg, 1, worker=None, loose=False, priority=1)
+    g.add("d", operator.neg, 1, worker=None, loose=True)
     hlg = g.high_level_graph()
     layers = {tuple(sorted(layer)): layer.annotations for layer in hlg.layers.values()}
-    assert layers == {
-        ("a",): {"workers": ["tcp://w:1"], "priority": 2},
-        ("b",): {"workers": ["tcp://w:1"]},
-        ("c",): {"priority": 1},
-    }
+    assert set(layers) == {("a", "b", "e"), ("c", "d")}
+    on_w, anywhere = layers[("a", "b", "e")], layers[("c", "d")]
+    assert on_w["workers"] == ["tcp://w:1"] and "workers" not in anywhere
+    by_key = {k: f["priority"](k) for f, ks in ((on_w, "abe"), (anywhere, "cd")) for k in ks}
+    assert by_key == {"a": 2, "b": None, "e": 5, "c": 1, "d": None}
+    assert pickle.loads(pickle.dumps(on_w["priority"]))("e") == 5  # sent to the scheduler
 
 
 def test_a_key_is_added_once_and_only_its_tasks_can_be_sent():
@@ -102,6 +108,7 @@ class GraphLog(SchedulerPlugin):
     def __init__(self):
         self.graphs = []
         self.seen = set()
+        self.priorities = {}  # key: the user priority the scheduler gave its task
 
     def update_graph(self, scheduler, *, tasks, **kwargs):
         seen = {}
@@ -114,6 +121,7 @@ class GraphLog(SchedulerPlugin):
                     bool(ts.loose_restrictions),
                     frozenset(d.key for d in ts.dependencies),
                 )
+                self.priorities[key] = -ts.priority[0]
         self.graphs.append(seen)
 
 
@@ -131,6 +139,10 @@ def graph_log(dask_ex):
         yield lambda: client.run_on_scheduler(_graphs)
     finally:
         client.unregister_scheduler_plugin(GraphLog.name)
+
+
+def _priorities(dask_scheduler):
+    return dask_scheduler.plugins[GraphLog.name].priorities
 
 
 def _split(key, stages):
@@ -185,9 +197,15 @@ def test_one_graph_carries_the_plans_worker_for_every_task(case, placement, dask
     payloads = {k for k in graph if k.startswith(dask_stats.PAYLOAD_PREFIX)}
     assert payloads == set()  # small payloads ride inside the tasks
     blocks = set(graph)
-    # every block of every computed stage is in it, and tree stages add parts and steps
+    # every block of every computed stage is in it, but those made inside their one
+    # reader's task (handed off: the matmul's, read by the + 1), and tree stages add parts
+    # and steps
+    inside = {
+        n for n in computed if n not in plan.outputs and n not in tree and handed_off(plan, n)
+    }
+    assert {n.split("-")[0] for n in inside} == ({"matmul"} if case == "matmul" else set())
     assert {_split(k, computed)[:2] for k in blocks if not _split(k, computed)[2]} == {
-        (n, i) for n, s in computed.items() for i in np.ndindex(*s.numblocks)
+        (n, i) for n, s in computed.items() if n not in inside for i in np.ndindex(*s.numblocks)
     }
     assert len(blocks) > sum(s.nblocks for s in computed.values()) or not tree
     for k in blocks:
@@ -255,10 +273,39 @@ def test_without_a_plan_for_workers_tasks_are_unrestricted(dask_ex, graph_log):
     np.testing.assert_allclose(got, np.sin(np.arange(10.0)) * 2)
     (graph,) = graph_log()
     # arange, sin, * 2: four blocks each (payloads inside); sin's tasks make their
-    # arange blocks themselves
+    # arange blocks themselves, and run inside the * 2's tasks (each block read once)
     assert len(plan.stages) == 3
-    assert len(graph) == 2 * 4
+    assert len(graph) == 4
     assert {v[:2] for v in graph.values()} == {((), False)}
+
+
+def test_tasks_run_in_the_ready_order_and_blocks_read_once_inside_their_reader(dask_ex, graph_log):
+    """Two stored stages read by one (``a + c``): each task's Dask priority is the
+    schedule's ready order (a depth-first walk: a priority of its own), as the numba
+    executor's order; the sum's blocks, read once each by the * 2, are made inside its
+    tasks (no key, no stored block). Before, Dask's own order ran staged reads of a pencil
+    rechunk ahead of their writes (3.7 blocks waiting on a worker)."""
+    x = la.asarray(np.arange(40.0), chunks=10)
+    y = (la.map_blocks(np.sin, x) + la.map_blocks(np.cos, x)) * 2
+    plan = api.make_plan([y._expr], "dask", ("cse", "simplify"))
+    with config.set({"dask.batch-tasks": False}):
+        (got,) = dask_ex.execute(plan, plan.outputs)
+    np.testing.assert_allclose(got, (np.sin(np.arange(40.0)) + np.cos(np.arange(40.0))) * 2)
+    (graph,) = graph_log()
+    priorities = dask_ex.client().run_on_scheduler(_priorities)
+    lowered = lower(plan, generate_in_place=True)
+    order = lowered.schedule.ready
+    names = [s.name for s in lowered.stages]
+    computed = {n: s for n, s in plan.stages.items() if s.kind != "source"}
+    made = {}
+    for k in graph:
+        name, index, _ = _split(k, computed)
+        made[k] = int(order[lowered.producers[names.index(name)][index]])
+    assert {k: priorities[k] for k in graph} == made
+    assert len(set(made.values())) == len(made)  # depth-first: one rank per task
+    summed = [n for n in computed if plan.readers[n] and handed_off(plan, n)]
+    assert len(summed) == 1 and not any(_split(k, computed)[0] == summed[0] for k in graph)
+    assert len(graph) == 3 * 4  # sin, cos and * 2: four blocks each
 
 
 def test_a_big_payload_is_a_task_each_worker_fetches(dask_ex, graph_log, monkeypatch):
@@ -423,14 +470,16 @@ def test_the_client_holds_every_block_only_while_progress_is_watched(watched, da
     np.testing.assert_allclose(got, np.exp(x.compute(executor="numpy")).sum(axis=1))
     (keys,) = sent
     out = plan.stages[plan.outputs[0]]
-    # x's blocks are drawn inside exp's tasks: no key of their own
-    computed = {n for n, s in plan.stages.items() if s.kind != "source"}
-    assert {"-".join(k.split("-")[:2]) for k in keys} == (computed if watched else {out.name})
-    # watched: a key per task the bar counts (exp's blocks, the sum's partials) and the
-    # results; the bar counts as numba does: exp's 6 blocks, the 6 the partials read
+    # x's blocks are drawn inside exp's tasks, and exp's inside the partials that read
+    # them (each block read once): no key of their own
+    assert {"-".join(k.split("-")[:2]) for k in keys} == {out.name}
+    # watched: a key per task the bar counts (the sum's partials, each counting its exp
+    # block too) and the results; the bar counts as numba does: exp's 6 blocks, the 6 the
+    # partials read
     graph = lower(plan, generate_in_place=True)
     ticks = progress_ticks(graph)
-    counted = {t for t, n in enumerate(ticks) if n} | set(graph.producers[-1].ravel().tolist())
+    counted = {t for t, n in enumerate(ticks) if n and graph.tasks[t].stage == graph.outputs[0]}
+    counted |= set(graph.producers[-1].ravel().tolist())
     assert len(keys) == (len(counted) if watched else out.nblocks)
     if watched:
         assert progress.done == progress.total == sum(ticks) == 12 and progress.finished
