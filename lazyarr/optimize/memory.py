@@ -31,7 +31,13 @@ from lazyarr.graph.group import external_reads, member_regions, root_input_regio
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
 from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off
-from lazyarr.optimize.placement.planner import fold_width, folds_parts, gathers, parts_kept_folding
+from lazyarr.optimize.placement.planner import (
+    fan_in,
+    fold_width,
+    folds_parts,
+    gathers,
+    parts_kept_folding,
+)
 from lazyarr.optimize.plan import Plan, Stage
 
 __all__ = [
@@ -132,10 +138,11 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
     return held + partials_bytes(stage)
 
 
-def partials_bytes(stage: Stage, workers: int = 1) -> int:
+def partials_bytes(stage: Stage, workers: int = 1, folded: bool = True) -> int:
     """What a reduce block keeps besides its body block: the partial state of every reduced
     block (a variance's count, mean and squared deviations: its op's ``state_itemsize``) and
-    the output block."""
+    the output block. ``folded``: on a cluster, workers take their ready tasks in the
+    schedule's ready order (no op orders tasks), so they fold their parts as made."""
     expr = stage.expr
     _, out = largest_block(expr)
     out_bytes = region_size(out) * expr.dtype.itemsize
@@ -144,18 +151,23 @@ def partials_bytes(stage: Stage, workers: int = 1) -> int:
     body = expr.inputs[0]
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
     state = region_size(out) * expr.op.state_itemsize(body, expr)
-    kept = kept_parts(stage, reduced, workers)
+    kept = kept_parts(stage, reduced, workers, folded)
     return kept * max(state, out_bytes, expr.dtype.itemsize) + out_bytes
 
 
-def kept_parts(stage: Stage, parts: int, workers: int = 1) -> int:
+def kept_parts(stage: Stage, parts: int, workers: int = 1, folded: bool = True) -> int:
     """Partial states of one output block alive at once in one process: all of them, or,
     where the lowering combines them in a tree as they are made in one process
     (``folds_parts``), a group being filled, the groups' combined states and one more made
-    while a combine runs. On a cluster a worker keeps its share of them until the tree
-    combines them (Dask runs the partials first: measured, 22 x 3 of 1 MiB per worker)."""
+    while a combine runs. On a cluster a worker combines its share of them ``fan_in`` at a
+    time (``combine_schedule``): as they are made where its ready tasks follow the
+    schedule's ready order (``folded``: combines first, parts in the tree's order; the
+    quadratic means, 44 parts of a worker, measured about 19 kept, this says 20), else all
+    of them until the tree combines them (Dask's own order ran the partials first:
+    measured, 22 x 3 of 1 MiB per worker)."""
     if workers > 1:
-        return math.ceil(parts / workers)
+        share = math.ceil(parts / workers)
+        return min(share, parts_kept_folding(share, fan_in(stage))) if folded else share
     if not folds_parts(stage, parts):
         return parts
     return parts_kept_folding(parts, fold_width(stage, parts))
@@ -331,20 +343,24 @@ def estimate(
     # block are kept once, however many threads make them (for up to ``tasks_at_once``
     # output blocks at a time), and a joint task keeps every sibling's
     worst, where, partials = 0, "", 0
+    ready_order = not any(gathers(s) for s in plan.stages.values())  # schedule.ready_priorities
     for s in plan.stages.values():
         if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             continue  # a source's blocks are counted in its readers' working sets
         b, kept = block_peak_bytes(s, temporaries), 0
         if s.kind == "reduce":  # its working set counts one process's partials: apart here
             b -= partials_bytes(s)
-            kept = partials_bytes(s, workers)
+            kept = partials_bytes(s, workers, ready_order)
         if b > worst:
             worst, where = b, s.name
         partials = max(partials, min(tasks_at_once, s.nblocks) * kept)
     if plan.joint:
         for names in plan.siblings:
             stages = [plan.stages[n] for n in names if plan.stages[n].kind == "reduce"]
-            kept = sum(min(tasks_at_once, t.nblocks) * partials_bytes(t, workers) for t in stages)
+            kept = sum(
+                min(tasks_at_once, t.nblocks) * partials_bytes(t, workers, ready_order)
+                for t in stages
+            )
             partials = max(partials, kept)
     held_names = held_whole(plan)
     held = sum(plan.stages[n].expr.nbytes for n in held_names)
@@ -363,7 +379,7 @@ def estimate(
     # for other blocks too (a block handed straight to its one reader is counted in that
     # reader's working set: locally its reader runs next; on Dask it is made inside its
     # reader's task, or its batch shares the reader's budget; not where an op orders tasks)
-    hands_off = gathered or not any(gathers(s) for s in plan.stages.values())
+    hands_off = gathered or ready_order
     waiting = max(
         (
             largest_block_bytes(s.expr)

@@ -56,18 +56,20 @@ def schedule(graph: TaskGraph) -> Schedule:
 
 
 def ready_priorities(graph: TaskGraph, ordered: bool = False) -> np.ndarray:
-    """Each task's rank among a worker's ready tasks, higher first: the deepest stage first
-    (a chain of stages streams block by block), a combine or finalize before the other tasks
-    of its stage (it frees its parts); where a task reads blocks of two stored stages, the
-    depth-first walk from the outputs (:func:`depth_first_ranks`), combines and finalizes
-    still first. ``ordered``: an op ordered some tasks (the stage order for the others)."""
+    """Each task's rank among a worker's ready tasks, higher first, one per task: the
+    deepest stage first (a chain of stages streams block by block), a combine or finalize
+    before the other tasks of its stage (it frees its parts), then the lowering's order
+    (a block's parts in the order its combine tree takes them, so a worker folds them as
+    they are made); where a task reads blocks of two stored stages, the depth-first walk
+    from the outputs (:func:`depth_first_ranks`), combines and finalizes still first.
+    ``ordered``: an op ordered some tasks (the stage order for the others)."""
     tasks = graph.tasks
     n = len(tasks)
     final = np.fromiter((t.kind in _FREES_PARTS for t in tasks), np.int64, n)
     rank = None if ordered else depth_first_ranks(graph)
     if rank is None:
         stage = np.fromiter((t.stage for t in tasks), np.int64, n)
-        return 2 * stage + final
+        return (2 * stage + final) * n + (n - 1 - np.arange(n, dtype=np.int64))
     return (n - 1 - np.asarray(rank, np.int64)) + n * final
 
 

@@ -78,3 +78,53 @@ def test_plans_without_ordered_ops_have_no_facts():
     graph = lower(api.make_plan([(x @ x.T).sum()._expr], "numpy", ()))
     order = graph.schedule
     assert (order.priority, order.barriers, order.waits, order.after) == ({}, [], {}, {})
+
+
+def test_the_ready_order_is_deepest_stage_first_combines_first_then_the_lowerings():
+    """Where no op orders tasks, every task has a rank of its own (the dask executor sends
+    them as priorities, the numba pool takes its ready tasks by them): deeper stages first,
+    a combine or finalize before the other tasks of its stage, then the lowering's order
+    (a block's parts as its combine tree takes them)."""
+    x = la.random.random((64, 8), chunks=(4, 8), seed=0)
+    plan = api.make_plan([(la.exp(x).sum(axis=0) + 1)._expr], "numpy", ("cse", "simplify"))
+    graph = lower(plan)
+    ready = graph.schedule.ready
+    assert graph.schedule.priority == {} and len(set(ready.tolist())) == len(graph.tasks)
+    frees = (TaskKind.COMBINE, TaskKind.FINALIZE)
+    for a, ta in enumerate(graph.tasks):
+        for b, tb in enumerate(graph.tasks):
+            if ta.stage != tb.stage:
+                assert (ready[a] > ready[b]) == (ta.stage > tb.stage)
+            elif (ta.kind in frees) != (tb.kind in frees):
+                assert (ready[a] > ready[b]) == (ta.kind in frees)
+            elif a < b:
+                assert ready[a] > ready[b]
+    assert {t.kind for t in graph.tasks} >= {TaskKind.PARTIAL, TaskKind.FINALIZE}
+
+
+def test_an_op_that_orders_its_tasks_keeps_the_stage_order_for_the_others():
+    """The sample sort's exchange has priorities of its own: the ready order is by stage
+    (no depth-first walk), and the dask executor sends the op's priorities."""
+    graph = _graph()
+    assert graph.schedule.priority
+    stages = [t.stage for t in graph.tasks]
+    ready = graph.schedule.ready
+    assert all(
+        (ready[a] > ready[b]) == (stages[a] > stages[b])
+        for a in range(len(stages))
+        for b in range(len(stages))
+        if stages[a] != stages[b]
+    )
+
+
+def test_a_worker_folds_its_share_of_parts_where_tasks_follow_the_ready_order():
+    """88 parts of an output block on 2 workers: each folds its 44 sixteen at a time
+    (16 being filled, 3 combined, 1 in flight: 20 kept); in Dask's own order (an op
+    ordered tasks) a worker kept all 44 until the tree combined them."""
+    from lazyarr.optimize.memory import kept_parts
+
+    x = la.random.random((88 * 4, 8), chunks=(4, 8), seed=0)
+    plan = api.make_plan([x.sum(axis=0)._expr], "numpy", ())
+    (stage,) = [s for s in plan.stages.values() if s.kind == "reduce"]
+    assert kept_parts(stage, 88, workers=2) == 20
+    assert kept_parts(stage, 88, workers=2, folded=False) == 44
