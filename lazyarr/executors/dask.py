@@ -45,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,6 +144,18 @@ class DaskExecutor:
             or bool(config.get("dask.shared-scratch")),
             lowering=LOWERING,
         )
+
+    @property
+    def supports(self) -> Callable[[Any], bool] | None:
+        """Whether the workers' kernels compile an expression (the ``fuse`` pass asks, and
+        the memory check then counts no temporaries in a fused group, as the workers' batch
+        budget does): Numba's, unless ``dask.kernels: numpy`` (None: NumPy's kernels keep a
+        temporary per fused op, as on the numpy executor)."""
+        if config.get("dask.kernels") == "numpy":
+            return None
+        from lazyarr.kernels.numba_set import NumbaKernels
+
+        return NumbaKernels.supports
 
     def __init__(self) -> None:
         self._cluster = ClusterManager()

@@ -138,11 +138,10 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
     return held + partials_bytes(stage)
 
 
-def partials_bytes(stage: Stage, workers: int = 1, folded: bool = True) -> int:
+def partials_bytes(stage: Stage, workers: int = 1, folded: bool = True, in_flight: int = 0) -> int:
     """What a reduce block keeps besides its body block: the partial state of every reduced
     block (a variance's count, mean and squared deviations: its op's ``state_itemsize``) and
-    the output block. ``folded``: on a cluster, workers take their ready tasks in the
-    schedule's ready order (no op orders tasks), so they fold their parts as made."""
+    the output block. ``folded``, ``in_flight``: on a cluster, as :func:`kept_parts`."""
     expr = stage.expr
     _, out = largest_block(expr)
     out_bytes = region_size(out) * expr.dtype.itemsize
@@ -150,24 +149,35 @@ def partials_bytes(stage: Stage, workers: int = 1, folded: bool = True) -> int:
         return 2 * out_bytes
     body = expr.inputs[0]
     reduced = math.prod(body.numblocks[a] for a in expr.op.axes if a < body.ndim)
-    state = region_size(out) * expr.op.state_itemsize(body, expr)
-    kept = kept_parts(stage, reduced, workers, folded)
-    return kept * max(state, out_bytes, expr.dtype.itemsize) + out_bytes
+    kept = kept_parts(stage, reduced, workers, folded, in_flight)
+    return kept * part_bytes(stage) + out_bytes
 
 
-def kept_parts(stage: Stage, parts: int, workers: int = 1, folded: bool = True) -> int:
+def part_bytes(stage: Stage) -> int:
+    """Bytes of one partial state of a reduce stage's largest output block."""
+    expr = stage.expr
+    _, out = largest_block(expr)
+    state = region_size(out) * expr.op.state_itemsize(expr.inputs[0], expr)
+    return max(state, region_size(out) * expr.dtype.itemsize, expr.dtype.itemsize)
+
+
+def kept_parts(
+    stage: Stage, parts: int, workers: int = 1, folded: bool = True, in_flight: int = 0
+) -> int:
     """Partial states of one output block alive at once in one process: all of them, or,
     where the lowering combines them in a tree as they are made in one process
     (``folds_parts``), a group being filled, the groups' combined states and one more made
     while a combine runs. On a cluster a worker combines its share of them ``fan_in`` at a
     time (``combine_schedule``): as they are made where its ready tasks follow the
-    schedule's ready order (``folded``: combines first, parts in the tree's order; the
-    quadratic means, 44 parts of a worker, measured about 19 kept, this says 20), else all
-    of them until the tree combines them (Dask's own order ran the partials first:
-    measured, 22 x 3 of 1 MiB per worker)."""
+    schedule's ready order (``folded``: combines first, parts in the tree's order), plus
+    ``in_flight`` parts made while a combine goes round the scheduler (two batches of
+    them: the quadratic means, 44 parts of a worker in batches of 4, measured 24 kept;
+    this says 28); else all of them until the tree combines them (Dask's own order ran the
+    partials first: measured, 22 x 3 of 1 MiB per worker)."""
     if workers > 1:
         share = math.ceil(parts / workers)
-        return min(share, parts_kept_folding(share, fan_in(stage))) if folded else share
+        folding = parts_kept_folding(share, fan_in(stage)) + in_flight
+        return min(share, folding) if folded else share
     if not folds_parts(stage, parts):
         return parts
     return parts_kept_folding(parts, fold_width(stage, parts))
@@ -342,26 +352,18 @@ def estimate(
     # per task: its working set less a reduction's partials; the partials of one output
     # block are kept once, however many threads make them (for up to ``tasks_at_once``
     # output blocks at a time), and a joint task keeps every sibling's
-    worst, where, partials = 0, "", 0
+    worst, where = 0, ""
     ready_order = not any(gathers(s) for s in plan.stages.values())  # schedule.ready_priorities
+    reduces = []
     for s in plan.stages.values():
         if already_in_memory(s) or isinstance(s.expr.op, Windowed):
             continue  # a source's blocks are counted in its readers' working sets
-        b, kept = block_peak_bytes(s, temporaries), 0
+        b = block_peak_bytes(s, temporaries)
         if s.kind == "reduce":  # its working set counts one process's partials: apart here
             b -= partials_bytes(s)
-            kept = partials_bytes(s, workers, ready_order)
+            reduces.append(s)
         if b > worst:
             worst, where = b, s.name
-        partials = max(partials, min(tasks_at_once, s.nblocks) * kept)
-    if plan.joint:
-        for names in plan.siblings:
-            stages = [plan.stages[n] for n in names if plan.stages[n].kind == "reduce"]
-            kept = sum(
-                min(tasks_at_once, t.nblocks) * partials_bytes(t, workers, ready_order)
-                for t in stages
-            )
-            partials = max(partials, kept)
     held_names = held_whole(plan)
     held = sum(plan.stages[n].expr.nbytes for n in held_names)
     fans = fanout_holds(plan, skip=set(held_names))
@@ -390,6 +392,9 @@ def estimate(
         ),
         default=0,
     )
+    partials = _kept_partials(
+        plan, reduces, tasks_at_once, workers, ready_order, (worst + waiting) * tasks_at_once
+    )
     io_buffer = _read_buffer(plan)
     # a Dask worker gathers the inputs of the tasks queued on it while one runs: measured,
     # up to three blocks beyond the one waiting per task (a 0.66 GiB pencil rechunk on 2
@@ -417,6 +422,31 @@ def estimate(
         runtime,
         partials=partials,
     )
+
+
+def _kept_partials(
+    plan: Plan, reduces: list[Stage], tasks_at_once: int, workers: int, folded: bool, task: int
+) -> int:
+    """The partial states kept at once, for up to ``tasks_at_once`` output blocks: the
+    largest reduce stage's, or a joint task's siblings' together. On a cluster, with the
+    tasks in the ready order (``folded``), a worker keeps two batches of parts beyond its
+    fold: a batch of partials takes a :data:`BATCH_SHARES`-th of the ``task`` bytes a
+    thread's batches share, in parts of a joint task's states together."""
+    unit = {s.name: (s.name,) for s in reduces}
+    if plan.joint:
+        for names in plan.siblings:
+            together = tuple(n for n in names if plan.stages[n].kind == "reduce")
+            unit.update(dict.fromkeys(together, together))
+
+    def kept(s: Stage) -> int:
+        in_flight = 0
+        if workers > 1 and folded:
+            per_part = sum(part_bytes(plan.stages[n]) for n in unit[s.name])
+            in_flight = 2 * max(1, task // BATCH_SHARES // max(1, per_part))
+        return min(tasks_at_once, s.nblocks) * partials_bytes(s, workers, folded, in_flight)
+
+    units = set(unit.values())
+    return max((sum(kept(plan.stages[n]) for n in names) for names in units), default=0)
 
 
 def _read_buffer(plan: Plan) -> int:

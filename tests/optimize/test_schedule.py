@@ -127,4 +127,6 @@ def test_a_worker_folds_its_share_of_parts_where_tasks_follow_the_ready_order():
     plan = api.make_plan([x.sum(axis=0)._expr], "numpy", ())
     (stage,) = [s for s in plan.stages.values() if s.kind == "reduce"]
     assert kept_parts(stage, 88, workers=2) == 20
+    assert kept_parts(stage, 88, workers=2, in_flight=8) == 28  # two batches of 4 besides
+    assert kept_parts(stage, 88, workers=2, in_flight=30) == 44  # never more than its share
     assert kept_parts(stage, 88, workers=2, folded=False) == 44
