@@ -199,17 +199,21 @@ class ChunkFiles:
                 raise self._corrupt(key, problem)
             f.seek(0)
         try:
-            if part is not None:
-                if raw:
-                    return read_part(f, self.chunk_shape, part, dst)
-                with _zstd_reader().stream_reader(f, read_across_frames=False) as stream:
+            with contextlib.ExitStack() as opened:
+                # the bytes: the file's own (raw), or zstd's as it decodes the file
+                stream = f
+                if not raw:
+                    reader = _zstd_reader().stream_reader(f, read_across_frames=False)
+                    stream = opened.enter_context(reader)
+                if part is not None:
                     return read_part(stream, self.chunk_shape, part, dst)
-            view = memoryview(dst).cast("B")
-            if raw:
-                f.seek(skip)
-                got = f.readinto(view)
-            else:
-                got = _decode_range(f, skip, view, whole=skip == 0 and len(view) == size)
+                view = memoryview(dst).cast("B")
+                if skip:
+                    stream.seek(skip)
+                got = read_into(stream, view)
+                if not raw and skip == 0 and got == len(view) == size and stream.read(1):
+                    # the whole frame read to its end: its checksum checked, nothing beyond
+                    raise ValueError("decodes to more bytes than its chunk holds")
         except ValueError as e:
             raise self._corrupt(key, str(e)) from e
         except _zstd_error() as e:  # a frame that does not decode, met part way
@@ -502,25 +506,6 @@ def _zstd_reader() -> Any:
 
 _ZSTD_HEADER = 18
 """The most bytes of a zstd frame header: magic, descriptor, window, dictionary id, size."""
-
-
-def _decode_range(f: Any, skip: int, dst: memoryview, whole: bool = False) -> int:
-    """Decode the zstd frame in the file ``f`` (read as it decompresses) from byte ``skip``
-    of its content into ``dst`` (as many bytes as ``dst`` takes); returns how many it got.
-    ``whole``: ``dst`` takes all of the content, so the frame is read to its end (its
-    checksum checked, no bytes beyond ``dst``)."""
-    try:
-        with _zstd_reader().stream_reader(f, read_across_frames=False) as stream:
-            if skip:
-                stream.seek(skip)
-            got = read_into(stream, dst)
-            if whole and got == len(dst) and stream.read(1):
-                raise ValueError("decodes to more bytes than its chunk holds")
-    except ValueError:
-        raise
-    except Exception as e:  # zstandard's own ZstdError: a frame that does not decode
-        raise ValueError(f"does not decode ({e})") from e
-    return got
 
 
 def _zstd_stream(codec: Any) -> Any:
