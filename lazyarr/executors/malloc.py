@@ -23,10 +23,10 @@ import ctypes
 import ctypes.util
 import functools
 
+from lazyarr.optimize.heap import MMAP_THRESHOLD
+
 __all__ = ["MMAP_THRESHOLD", "bound_allocator"]
 
-MMAP_THRESHOLD = 8 << 20
-"""Blocks of this size and more are mapped and unmapped on their own (freed at once)."""
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
 

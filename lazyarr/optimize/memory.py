@@ -31,7 +31,7 @@ from lazyarr.graph.group import external_reads, member_regions, root_input_regio
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
 from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off
-from lazyarr.optimize.hugepages import heap_page_slack
+from lazyarr.optimize.heap import heap_page_slack
 from lazyarr.optimize.placement.planner import (
     fan_in,
     fold_width,
@@ -215,7 +215,7 @@ class MemoryEstimate:
     runtime: int = 0
     """The executor's own growth: its bookkeeping per block (:data:`TASK_BYTES`) and per
     running thread (:data:`THREAD_STATE_BYTES`) and the huge page its heap may hold beyond
-    its blocks (:mod:`lazyarr.optimize.hugepages`); on a Dask worker its batches' floor and
+    its blocks (:mod:`lazyarr.optimize.heap`); on a Dask worker its batches' floor and
     its heap's share of a task (:data:`WORKER_HEAP_SHARE`)."""
     threads: int = 0
     """Threads that keep chunk buffers (0: as many as tasks at once)."""
@@ -404,8 +404,8 @@ def estimate(
     fetched = 0 if gathered else FETCHED_AHEAD * waiting
     per_block = TASK_BYTES if gathered else WORKER_TASK_BYTES
     runtime = math.ceil(per_block * plan.total_blocks / max(1, workers))
-    largest = max((largest_block_bytes(s.expr) for s in plan.stages.values()), default=0)
-    runtime += (THREAD_STATE_BYTES + heap_page_slack(largest)) * tasks_at_once
+    blocks = [largest_block_bytes(s.expr) for s in plan.stages.values()]
+    runtime += (THREAD_STATE_BYTES + heap_page_slack(blocks)) * tasks_at_once
     if not gathered:
         heap = math.ceil((worst + waiting + io_buffer) / WORKER_HEAP_SHARE)
         runtime += (BATCH_SHARES * WORKER_BATCH_FLOOR + heap) * tasks_at_once
