@@ -217,7 +217,7 @@ class _Run:
         self._getters: dict[tuple[int, int], TaskRef] = {}
         self._relays, self._relay_refs = self._plan_relays(refs), {}
         payloads: dict[int, Any] = {}
-        order = graph.schedule or Schedule()
+        order = self._order = graph.schedule or Schedule()
         barriers: dict[int, Any] = {}  # barrier index: a token task over its tasks
         batch_of = self._batch_of
         chained = self._chained(order)
@@ -402,7 +402,12 @@ class _Run:
         relay = self._relay_refs.get(key)
         if relay is None:
             relay = self._relay_refs[key] = self.graph.add(
-                key, identity, ref, worker=self.address(via), loose=self.placement != "hard"
+                key,
+                identity,
+                ref,
+                worker=self.address(via),
+                loose=self.placement != "hard",
+                priority=self._priority(self._order, d),
             )
         return relay, pick
 
@@ -442,7 +447,9 @@ class _Run:
 
     def _getter(self, d: int, slot: int = -1) -> TaskRef:
         """Task ``d``'s value alone (or sibling ``slot``'s out of a joint task's), under its
-        own key, on the worker that made it."""
+        own key, on the worker that made it, at ``d``'s priority: it runs as soon as its
+        batch is made, not after the stage's other batches (a resample's worker made all
+        16 of its batches first, 145 MiB of blocks, while their readers waited on getters)."""
         ref = self._getters.get((d, slot))
         if ref is None:
             task = self.lowered.tasks[d]
@@ -465,6 +472,7 @@ class _Run:
                 stage=stage,
                 worker=task.worker if task.worker >= 0 else None,
                 block=0,
+                priority=self._priority(self._order, d),
             )
         return ref
 
