@@ -401,13 +401,9 @@ class _Run:
         key = f"{ref.key}-via{via}"
         relay = self._relay_refs.get(key)
         if relay is None:
+            where = {"worker": self.address(via), "loose": self.placement != "hard"}
             relay = self._relay_refs[key] = self.graph.add(
-                key,
-                identity,
-                ref,
-                worker=self.address(via),
-                loose=self.placement != "hard",
-                priority=self._priority(self._order, d),
+                key, identity, ref, **where, priority=self._priority(self._order, d)
             )
         return relay, pick
 
@@ -447,9 +443,8 @@ class _Run:
 
     def _getter(self, d: int, slot: int = -1) -> TaskRef:
         """Task ``d``'s value alone (or sibling ``slot``'s out of a joint task's), under its
-        own key, on the worker that made it, at ``d``'s priority: it runs as soon as its
-        batch is made, not after the stage's other batches (a resample's worker made all
-        16 of its batches first, 145 MiB of blocks, while their readers waited on getters)."""
+        own key, on the worker that made it, at ``d``'s priority: it runs once its batch is
+        made, not after the stage's other batches (a resample's worker held 145 MiB)."""
         ref = self._getters.get((d, slot))
         if ref is None:
             task = self.lowered.tasks[d]

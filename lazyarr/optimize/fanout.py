@@ -27,7 +27,7 @@ from lazyarr.graph.ops.creation import Windowed
 from lazyarr.optimize.blockreads import StageReads, reads_elementwise
 from lazyarr.optimize.plan import Plan, Stage
 
-__all__ = ["FanOut", "already_in_memory", "fanout_holds", "handed_off"]
+__all__ = ["FanOut", "already_in_memory", "fanout_holds", "handed_off", "worker_share"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,3 +150,35 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
             held, task_inputs = _sweep(sizes, tasks, flat)
             found.append(FanOut(src, name, held, task_inputs))
     return found
+
+
+def worker_share(plan: Plan, name: str, workers: int) -> int:
+    """The most bytes of stage ``name`` one worker of a cluster holds while the stage is
+    kept whole: its own blocks and a copy of every block its readers' tasks on that worker
+    fetch from others (a worker keeps a fetched copy while the block is needed: an
+    anomaly's rechunk to pencils fetched every block of the store it also subtracts from,
+    650 MiB on each worker, where half the store was counted). Without a placement an
+    even share; a reduction's reads are taken as local (its parts run where they read)."""
+    stage = plan.stages[name]
+    even = -(-stage.expr.nbytes // max(1, workers))
+    if stage.worker is None or workers < 2:
+        return even
+    owner = np.asarray(stage.worker, dtype=np.int64).reshape(-1)
+    sizes = Grid(stage.expr.chunks).block_sizes().reshape(-1) * stage.expr.dtype.itemsize
+    n = sizes.size
+    fetched = []  # worker * n + block, for every copy a reader's task fetches
+    for r in dict.fromkeys(plan.readers.get(name, ())):
+        reader = plan.stages[r]
+        if reader.kind != "map" or reader.worker is None:
+            continue
+        at = np.asarray(reader.worker, dtype=np.int64).reshape(-1)
+        own = [p for p, src in enumerate(reader.inputs) if src == name]
+        for tasks, flat in StageReads(reader).task_reads(own).values():
+            where = at[tasks]
+            away = where != owner[flat]
+            fetched.append(where[away] * n + flat[away])
+    held = np.bincount(owner, weights=sizes, minlength=workers)
+    if fetched:
+        copies = np.unique(np.concatenate(fetched))
+        held = held + np.bincount(copies // n, weights=sizes[copies % n], minlength=workers)
+    return max(even, int(held.max(initial=0)))

@@ -30,7 +30,7 @@ from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.creation import Windowed
 from lazyarr.graph.ops.store import Write
-from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off
+from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off, worker_share
 from lazyarr.optimize.heap import heap_page_slack
 from lazyarr.optimize.placement.planner import (
     fan_in,
@@ -367,10 +367,11 @@ def estimate(
         if b > worst:
             worst, where = b, s.name
     held_names = held_whole(plan)
-    held = sum(plan.stages[n].expr.nbytes for n in held_names)
     fans = fanout_holds(plan, skip=set(held_names))
     fanout = sum(f.held for f in fans)
-    held += fanout
+    # on a cluster each worker keeps its share of a stage held whole, and copies of the
+    # blocks its tasks fetch from other workers
+    whole = sum(worker_share(plan, n, workers) for n in held_names)
     if workers > 1:  # a worker fetches every whole input block of a task before it starts
         for f in fans:
             need = f.task_inputs + largest_block_bytes(plan.stages[f.reader].expr)
@@ -378,7 +379,7 @@ def estimate(
                 worst, where = need, f.reader
     held_names = held_names + [f.stage for f in fans if f.held]
     results = gathered_bytes(plan)
-    held = math.ceil(held / max(1, workers)) + (results if gathered else 0)
+    held = whole + math.ceil(fanout / max(1, workers)) + (results if gathered else 0)
     # a stored block waits for its reader: up to one per task at once, where a reader waits
     # for other blocks too (a block handed straight to its one reader is counted in that
     # reader's working set: locally its reader runs next; on Dask it is made inside its

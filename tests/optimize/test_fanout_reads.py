@@ -159,3 +159,35 @@ def test_the_sweep_derives_regions_per_axis_not_per_block(monkeypatch):
     assert tasks[1] > 1.8 * tasks[0]  # about twice the blocks to answer for
     assert work[1] <= 2 * work[0] + 16  # linear in the blocks (no product of two sizes)
     assert work[1] < tasks[1] / 2  # and a few regions per block along an axis, not per block
+
+
+def _twice(b):
+    return b * 2
+
+
+def test_a_worker_holds_its_share_of_a_held_stage_and_the_copies_its_tasks_fetch():
+    """A stage two stages read is kept whole; on a cluster a worker keeps its own blocks and
+    a copy of every block its tasks fetch from another worker, until the stage is freed.
+    A rechunk to columns on every worker reads every row block: each holds all of them."""
+    x = la.map_blocks(_twice, la.random.random((8, 8), chunks=(1, 8), seed=0), dtype=float)
+    plan = plan_of(x.rechunk((8, 1)), x + 1, passes=())
+    (held,) = [n for n in plan.stages if plan.stages[n].expr.op.label() == "_twice"]
+    (cols,) = [n for n in plan.stages if plan.stages[n].expr.op.label() == "rechunk"]
+    (plus,) = [n for n in plan.stages if plan.stages[n].expr.op.label() == "add"]
+    nbytes = plan.stages[held].expr.nbytes
+
+    def placed(cols_on: list[int]) -> object:
+        s = plan.stages
+        return plan.with_stages(
+            {
+                **s,
+                held: s[held].replace(worker=np.arange(8, dtype=np.int32) % 2),
+                plus: s[plus].replace(worker=np.arange(8, dtype=np.int32).reshape(8, 1) % 2),
+                cols: s[cols].replace(worker=np.asarray(cols_on, dtype=np.int32).reshape(1, 8)),
+            }
+        )
+
+    assert fanout.worker_share(placed([0, 1] * 4), held, 2) == nbytes  # each fetches 4
+    assert fanout.worker_share(placed([0] * 8), held, 2) == nbytes  # worker 0 fetches 4
+    assert fanout.worker_share(plan, held, 2) == nbytes // 2  # no placement: even shares
+    assert fanout.worker_share(placed([0] * 8), held, 1) == nbytes
