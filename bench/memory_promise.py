@@ -6,7 +6,8 @@ it must never be below what the run takes. ``rechunk.py`` checks two
 workloads; this sweeps the shapes plans come in (elementwise chains, axis
 reductions, a stage read by two others, two stored stages read by one, a
 contraction, rechunks in memory and through a scratch store, transposed and
-concatenated writes, scans, sorting, stored inputs with edge chunks), each
+concatenated writes, scans, sorting, stored inputs with edge chunks, a window
+over a time-chunked store, anomalies through pencil chunks), each
 in its own child process under ``--limit``.
 
 Per case the child first runs the same code on a small array (kernels
@@ -133,6 +134,33 @@ def zarr_edges_mean(la: Any, n: int, work: Path) -> Callable[[], Any]:
     return lambda: la.stack([(u * u).mean(0), u.std(0)]).compute()
 
 
+def _time_store(la: Any, n: int, work: Path) -> Any:
+    """A (time, lat, lon) float32 zarr store chunked 20 steps along time, of ``n`` float64
+    elements' bytes (the Pangeo shape: ``bench/pangeo.py``), opened lazily."""
+    lat = max(16, int(np.sqrt(n / 600)))
+    src = str(work / "time.zarr")
+    x = la.random.random((600, lat, 2 * lat), chunks=(20, lat, 2 * lat), seed=15, dtype=np.float32)
+    la.to_zarr(x, src)
+    return la.from_zarr(src)
+
+
+def _trailing_mean(b: np.ndarray) -> np.ndarray:
+    return np.cumsum(b, axis=0, dtype=np.float32)  # a window's stand-in: block plus halo
+
+
+def window_from_zarr(la: Any, n: int, work: Path) -> Callable[[], Any]:
+    x = _time_store(la, n, work)
+    y = la.map_overlap(_trailing_mean, x, depth={0: 6}, boundary="none", dtype=np.float32)
+    return lambda: la.to_zarr(y, str(work / "window.zarr"))
+
+
+def anomaly_pencils(la: Any, n: int, work: Path) -> Callable[[], Any]:
+    x = _time_store(la, n, work)
+    pencils = x.rechunk((-1, max(1, x.shape[1] // 4), max(1, x.shape[2] // 7)))
+    y = x - pencils.mean(axis=0)
+    return lambda: la.to_zarr(y, str(work / "anomaly.zarr"))
+
+
 WARM_ELEMENTS = 2_000_000
 """The warm-up's size: enough data that the executor starts its threads (a run of less than
 a MiB runs in the calling thread)."""
@@ -152,6 +180,8 @@ CASES: dict[str, Callable[..., Callable[[], Any]]] = {
         cumsum_to_zarr,
         sort_1d,
         zarr_edges_mean,
+        window_from_zarr,
+        anomaly_pencils,
     )
 }
 

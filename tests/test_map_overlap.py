@@ -249,3 +249,31 @@ def test_empty_arrays(boundary):
     x = np.zeros((0, 5))
     a = la.asarray(x, chunks=(1, 2))
     assert_eq(la.map_overlap(lambda b: b + 1, a, depth={1: 1}, boundary=boundary), x + 1)
+
+
+def _cumsum_rows(b):
+    return np.cumsum(b, axis=0)
+
+
+def test_a_trimmed_block_holds_only_its_own_bytes_and_its_task_counts_the_padded_result():
+    """The function returns the padded block; the stored block is a copy of its cut (a view
+    would keep the padded result alive as long as the block is stored), and the memory
+    model counts that padded result in the task's working set."""
+    from lazyarr.kernels.reference.registry import kernel_for
+    from lazyarr.optimize.memory import block_peak_bytes
+
+    x = la.asarray(np.arange(60.0).reshape(20, 3), chunks=(5, 3))
+    y = la.map_overlap(_cumsum_rows, x, depth={0: 2}, boundary="none")
+    plan = api.make_plan([y._expr], "numpy", ())
+    (stage,) = [s for s in plan.stages.values() if s.expr.op.name == "map_overlap"]
+    padded = np.arange(60.0).reshape(20, 3)[3:12]  # block 1, rows 5-10, with 2 rows each side
+    op = stage.expr.op
+    block = kernel_for(op)(op, stage.expr, (slice(5, 10), slice(0, 3)), padded)
+    np.testing.assert_array_equal(block, np.cumsum(padded, axis=0)[2:7])
+    assert block.base is None or block.base.nbytes == block.nbytes
+    # the first block of the largest size (rows 0-5: 7 rows read, "none" at the edge); its
+    # padded result counted at most (9 rows); the block itself
+    assert block_peak_bytes(stage) == 7 * 3 * 8 + 9 * 3 * 8 + 5 * 3 * 8
+    a = np.arange(60.0).reshape(20, 3)
+    want = [np.cumsum(a[max(0, i - 2) : i + 7], axis=0)[min(i, 2) :][:5] for i in range(0, 20, 5)]
+    assert_eq(y, np.concatenate(want))

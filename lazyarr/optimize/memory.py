@@ -29,6 +29,7 @@ from lazyarr.graph.chunks import offsets
 from lazyarr.graph.expr import Expr, Region
 from lazyarr.graph.group import external_reads, member_regions, root_input_regions
 from lazyarr.graph.ops.creation import Windowed
+from lazyarr.graph.ops.overlap import Overlap
 from lazyarr.graph.ops.store import Write
 from lazyarr.optimize.fanout import already_in_memory, fanout_holds, handed_off, worker_share
 from lazyarr.optimize.heap import heap_page_slack
@@ -97,6 +98,17 @@ def _group_bytes(
     return temps + held
 
 
+def _padded_bytes(expr: Expr, out: Region) -> int:
+    """Bytes of a ``map_overlap`` function's result for block ``out``: the block with its
+    lead array's halo on every side (at most), before the halo is cut off."""
+    depth = expr.op.depths[expr.op.lead]
+    lead = expr.ndim - len(depth)
+    extent = [s.stop - s.start for s in out]
+    for ax, (before, after) in enumerate(depth):
+        extent[lead + ax] += before + after
+    return math.prod(extent) * expr.dtype.itemsize
+
+
 def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
     """Inputs read, temporaries and output of the largest block, in bytes.
 
@@ -119,6 +131,8 @@ def block_peak_bytes(stage: Stage, temporaries: bool = True) -> int:
         held = out_bytes + _group_bytes(
             stage, members, root_input_regions(members, out), temporaries
         )
+        if isinstance(expr.op, Overlap) and expr.op.trim:  # the function's padded result
+            held += _padded_bytes(expr, out)
         if isinstance(expr.op, Write) and not getattr(expr.op.target, "in_memory", False):
             copy = getattr(expr.op.target, "copy_bytes", None)  # what the writer copies
             block = expr.inputs[0]
