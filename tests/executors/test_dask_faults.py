@@ -573,10 +573,14 @@ def test_a_websocket_address_of_an_http_server_is_unreachable_and_exits_cleanly(
 # -- Ctrl-C in a terminal: the process group's SIGINT also stops the LocalCluster's workers ------
 
 _CTRL_C_SCRIPT = """
+import signal
 import time
 import lazyarr as la
 
 def main():
+    # Ctrl-C raises KeyboardInterrupt, as in a terminal: a shell without job control starts
+    # background jobs with SIGINT ignored, and Python then keeps ignoring it (CI run with &)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     la.config.set({"dask.n-workers": 2, "dask.threads-per-worker": 1, "dask.timeout": "5s"})
     x = la.arange(8, chunks=4)
     print("first", (x * 2).sum().compute(executor="dask"), flush=True)
