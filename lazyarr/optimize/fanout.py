@@ -39,6 +39,8 @@ class FanOut:
     held: int
     task_inputs: int
     """The largest sum of whole input blocks (of ``stage``) that one reader task reads."""
+    most_reads: int = 0
+    """The most reader tasks that read one block of ``stage``."""
 
 
 def _hand_off(tasks: np.ndarray, flat: np.ndarray, n: int) -> bool:
@@ -148,7 +150,8 @@ def _fanout_holds(plan: Plan, skip: frozenset[str]) -> list[FanOut]:
             if _hand_off(tasks, flat, sizes.size):
                 continue  # one block per task, one task per block: counted as waiting
             held, task_inputs = _sweep(sizes, tasks, flat)
-            found.append(FanOut(src, name, held, task_inputs))
+            most = int(np.bincount(flat, minlength=sizes.size).max(initial=0))
+            found.append(FanOut(src, name, held, task_inputs, most))
     return found
 
 

@@ -399,13 +399,14 @@ def estimate(
     # reader's working set: locally its reader runs next; on Dask it is made inside its
     # reader's task, or its batch shares the reader's budget; not where an op orders tasks)
     hands_off = gathered or ready_order
+    swept = {f.stage for f in fans}  # read many times over: not handed off (no second sweep)
     waiting = max(
         (
             largest_block_bytes(s.expr)
             for s in plan.stages.values()
             if s.kind != "source"
             and s.name not in plan.outputs
-            and not (hands_off and handed_off(plan, s.name))
+            and not (hands_off and s.name not in swept and handed_off(plan, s.name))
         ),
         default=0,
     )

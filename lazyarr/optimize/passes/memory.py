@@ -26,11 +26,9 @@ once more costs in seconds of one thread at the measured speeds
 
 from __future__ import annotations
 
-import numpy as np
-
 from lazyarr.graph.ops.creation import Windowed
-from lazyarr.optimize.blockreads import StageReads, reads_elementwise
 from lazyarr.optimize.context import PassContext
+from lazyarr.optimize.fanout import fanout_holds
 from lazyarr.optimize.memory import held_whole
 from lazyarr.optimize.plan import Plan
 from lazyarr.optimize.timing import DEFAULT_COSTS, remake_seconds
@@ -72,35 +70,19 @@ def run(plan: Plan, ctx: PassContext) -> Plan:
                 f"about {remake_seconds(s, speed):.3g} s of one thread"
             )
     if ctx.n_workers > 1:
-        for name, times in _read_a_few_times(plan, stages).items():
-            s = stages[name]
-            stages[name] = s.replace(regenerate=True)
-            notes[name] = (
-                f"made inside each task that reads it: on a cluster a block read by {times} "
-                "tasks would wait for readers on other workers; making it again costs about "
-                f"{remake_seconds(s, speed) * (times - 1):.3g} s of one thread"
+        for f in fanout_holds(plan, skip=set(held_whole(plan))):
+            s = stages[f.stage]
+            if not isinstance(s.expr.op, Windowed) or not 2 <= f.most_reads <= REMAKE_READS:
+                continue
+            stages[f.stage] = s.replace(regenerate=True)
+            notes[f.stage] = (
+                f"made inside each task that reads it: on a cluster a block read by "
+                f"{f.most_reads} tasks would wait for readers on other workers; making it "
+                f"again costs about {remake_seconds(s, speed) * (f.most_reads - 1):.3g} s of "
+                "one thread"
             )
     if not notes:
         return plan
     out = plan.with_stages(stages)
     out.notes["memory"] = notes
     return out
-
-
-def _read_a_few_times(plan: Plan, stages: dict) -> dict[str, int]:
-    """Sources (not yet made again) whose blocks one stage's tasks read 2 to
-    :data:`REMAKE_READS` times each: source name -> the most reads of one block."""
-    found = {}
-    for name, s in stages.items():
-        readers = plan.readers.get(name, ())
-        if s.regenerate or not isinstance(s.expr.op, Windowed) or len(readers) != 1:
-            continue
-        reader = plan.stages[readers[0]]
-        if reader.kind not in ("map", "reduce") or reads_elementwise(reader):
-            continue
-        own = [p for p, src in enumerate(reader.inputs) if src == name]
-        reads = StageReads(reader).task_reads(own)
-        most = max((int(np.bincount(flat).max(initial=0)) for _, flat in reads.values()), default=0)
-        if 2 <= most <= REMAKE_READS:
-            found[name] = most
-    return found
